@@ -1,0 +1,1 @@
+"""Device, tensors and kernel programs: the layer every op stands on."""
