@@ -1,0 +1,3 @@
+"""numpy references: permute, softmax, attention."""
+
+import numpy as np  # noqa: F401
