@@ -1,0 +1,85 @@
+"""``MultiHeadAttention``: H heads of scaled dot-product attention.
+
+    x (B, S, D) -> q, k, v -> split heads -> attention per head -> merge -> W_O
+
+>>> import numpy as np
+>>> from netcl_lite.core.device import manager
+>>> from netcl_lite.core.tensor import Tensor
+>>> q = manager.default("cpu").queue
+>>> mha = MultiHeadAttention(q, dim=8, n_heads=2)
+>>> mha(Tensor.from_host(q, np.zeros((1, 5, 8)))).shape
+(1, 5, 8)
+
+``RotaryAttention`` (nn/transformer.py) is the same path plus RoPE on q and
+k and fewer kv heads (GQA); the two variations are marked below.
+"""
+
+import numpy as np
+
+import netcl_lite.functional as F
+from netcl_lite.autograd import as_node
+from netcl_lite.nn.module import Module, normal_init, parameter
+
+
+def _positive(**sizes):
+    for name, value in sizes.items():
+        if not isinstance(value, (int, np.integer)) or value <= 0:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+
+
+class MultiHeadAttention(Module):
+    def __init__(self, queue, dim, n_heads, causal=True, seed=0, n_kv_heads=None):
+        n_kv_heads = n_heads if n_kv_heads is None else n_kv_heads
+        _positive(dim=dim, n_heads=n_heads, n_kv_heads=n_kv_heads)
+        if dim % n_heads:
+            raise ValueError(
+                f"dim {dim} is not divisible by n_heads {n_heads} "
+                f"({dim} % {n_heads} = {dim % n_heads})"
+            )
+        if n_heads % n_kv_heads:
+            raise ValueError(
+                f"n_heads {n_heads} is not divisible by n_kv_heads {n_kv_heads}"
+            )
+        self.dim, self.n_heads, self.n_kv_heads = dim, n_heads, n_kv_heads
+        self.head_dim = dim // n_heads
+        self.causal = causal
+        hd, kv = self.head_dim, n_kv_heads * self.head_dim
+        rng = np.random.default_rng(seed)  # one stream, drawn in a fixed order
+        self.wq = parameter(queue, normal_init(rng, dim, (dim, n_heads * hd)), "wq")
+        self.wk = parameter(queue, normal_init(rng, dim, (dim, kv)), "wk")
+        self.wv = parameter(queue, normal_init(rng, dim, (dim, kv)), "wv")
+        self.wo = parameter(queue, normal_init(rng, dim, (n_heads * hd, dim)), "wo")
+
+    def check_input(self, x, offset=0):
+        """Shape checks before any kernel runs."""
+        if len(x.shape) != 3 or x.shape[-1] != self.dim:
+            raise ValueError(
+                f"{type(self).__name__} expects x of shape (B, S, {self.dim}), "
+                f"got {x.shape}"
+            )
+
+    def rotate(self, x, offset):
+        """Position encoding hook: none here; RotaryAttention applies RoPE."""
+        return x
+
+    def split_heads(self, x, n):
+        B, S, _ = x.shape
+        x = F.reshape(x, (B, S, n, self.head_dim))  # (B, S, n, Dh)
+        return F.transpose(x, 1, 2)                 # (B, n, S, Dh)
+
+    def forward(self, x, offset=0):
+        x = as_node(x)
+        self.check_input(x, offset)
+        B, S, _ = x.shape
+        H, HKV = self.n_heads, self.n_kv_heads
+        q = self.split_heads(F.matmul(x, self.wq), H)    # (B, H, S, Dh)
+        k = self.split_heads(F.matmul(x, self.wk), HKV)  # (B, HKV, S, Dh)
+        v = self.split_heads(F.matmul(x, self.wv), HKV)  # (B, HKV, S, Dh)
+        q, k = self.rotate(q, offset), self.rotate(k, offset)
+        # GQA: each kv head serves H // HKV query heads (a no-op when H == HKV)
+        k = F.repeat_kv(k, H // HKV)                     # (B, H, S, Dh)
+        v = F.repeat_kv(v, H // HKV)                     # (B, H, S, Dh)
+        o = F.scaled_dot_product_attention(q, k, v, causal=self.causal)
+        o = F.transpose(o, 1, 2)                         # (B, S, H, Dh)
+        o = F.reshape(o, (B, S, H * self.head_dim))      # (B, S, D)
+        return F.matmul(o, self.wo)                      # (B, S, D)

@@ -1,0 +1,30 @@
+"""``Linear``: y = x @ W with W of shape (d_in, d_out), no bias.
+
+>>> import numpy as np
+>>> from netcl_lite.core.device import manager
+>>> from netcl_lite.core.tensor import Tensor
+>>> q = manager.default("cpu").queue
+>>> lin = Linear(q, 3, 2, seed=0)
+>>> lin(Tensor.from_host(q, np.ones((5, 3)))).shape    # (5, 3) @ (3, 2)
+(5, 2)
+"""
+
+import numpy as np
+
+import netcl_lite.functional as F
+from netcl_lite.nn.module import Module, normal_init, parameter
+
+
+class Linear(Module):
+    def __init__(self, queue, d_in, d_out, seed=0):
+        rng = np.random.default_rng(seed)
+        self.d_in, self.d_out = d_in, d_out
+        self.weight = parameter(queue, normal_init(rng, d_in, (d_in, d_out)),
+                                "weight")
+
+    def forward(self, x):
+        if x.shape[-1] != self.d_in:
+            raise ValueError(
+                f"Linear expects last dim {self.d_in}, got input shape {x.shape}"
+            )
+        return F.matmul(x, self.weight)  # (..., d_in) @ (d_in, d_out)

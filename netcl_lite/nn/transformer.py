@@ -1,0 +1,46 @@
+"""``RotaryAttention``: multi-head attention with RoPE and grouped kv heads.
+
+Section 6 of the chapter document runs this module:
+
+>>> import numpy as np
+>>> from netcl_lite.core.device import manager
+>>> from netcl_lite.core.tensor import Tensor
+>>> q = manager.default("cpu").queue
+>>> attn = RotaryAttention(q, dim=256, n_heads=4, n_kv_heads=4, max_seq_len=512)
+>>> x = Tensor.from_host(q, np.zeros((2, 16, 256)))
+>>> attn(x).value.shape
+(2, 16, 256)
+
+Parameters: ``wq`` (dim, H*Dh), ``wk`` and ``wv`` (dim, HKV*Dh), ``wo``
+(H*Dh, dim) with Dh = dim // H. Query head h reads kv head h // (H // HKV).
+"""
+
+import netcl_lite.functional as F
+from netcl_lite.nn.attention import MultiHeadAttention
+
+
+class RotaryAttention(MultiHeadAttention):
+    def __init__(self, queue, dim, n_heads, n_kv_heads, max_seq_len,
+                 base=10000.0, causal=True, seed=0):
+        super().__init__(queue, dim, n_heads, causal=causal, seed=seed,
+                         n_kv_heads=n_kv_heads)
+        if self.head_dim % 2:
+            raise ValueError(
+                f"RoPE rotates pairs, so the head dim must be even; "
+                f"dim {dim} / n_heads {n_heads} = {self.head_dim}"
+            )
+        if max_seq_len <= 0:
+            raise ValueError(f"max_seq_len must be positive, got {max_seq_len}")
+        self.max_seq_len, self.base = max_seq_len, float(base)
+
+    def check_input(self, x, offset=0):
+        super().check_input(x, offset)
+        S = x.shape[1]
+        if offset < 0 or offset + S > self.max_seq_len:
+            raise ValueError(
+                f"sequence positions {offset}..{offset + S - 1} exceed "
+                f"max_seq_len {self.max_seq_len} (S = {S}, offset = {offset})"
+            )
+
+    def rotate(self, x, offset):
+        return F.rope(x, base=self.base, offset=offset)  # (B, n, S, Dh)

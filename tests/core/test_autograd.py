@@ -1,0 +1,60 @@
+import numpy as np
+import pytest
+
+import netcl_lite.autograd as ag
+import netcl_lite.functional as F
+from netcl_lite.core.tensor import Tensor
+
+
+def test_tape_replays_in_reverse_and_accumulates(queue):
+    x0 = np.array([1.0, -2.0, 3.0])
+    with ag.Tape() as tape:
+        x = ag.tensor(Tensor.from_host(queue, x0))
+        y = F.mul(x, x)                       # x used twice: grads add up
+        loss = F.sum(F.add(y, F.scale(x, 3.0)))
+    tape.backward(loss)
+    np.testing.assert_allclose(x.grad.to_host(), 2 * x0 + 3)
+    assert [rec[0] for rec in tape.records][-1] is loss
+
+
+def test_deep_chain_needs_no_recursion(queue):
+    with ag.Tape() as tape:
+        x = ag.tensor(Tensor.from_host(queue, np.ones(4)))
+        y = x
+        for _ in range(3000):                 # deeper than Python's stack
+            y = F.scale(y, 1.0)
+        loss = F.sum(y)
+    tape.backward(loss)
+    np.testing.assert_array_equal(x.grad.to_host(), np.ones(4))
+
+
+def test_constants_get_no_gradient(queue):
+    with ag.Tape() as tape:
+        x = ag.tensor(Tensor.from_host(queue, np.ones(2)))
+        w = ag.tensor(Tensor.from_host(queue, np.ones(2)), requires_grad=False)
+        loss = F.sum(F.mul(x, w))
+    tape.backward(loss)
+    assert w.grad is None and x.grad is not None
+
+
+def test_no_tape_no_records(queue):
+    x = ag.tensor(Tensor.from_host(queue, np.ones(2)))
+    y = F.scale(x, 2.0)
+    np.testing.assert_array_equal(y.value.to_host(), [2.0, 2.0])
+
+
+def test_backward_needs_a_scalar(queue):
+    with ag.Tape() as tape:
+        x = ag.tensor(Tensor.from_host(queue, np.ones((2, 2))))
+        y = F.scale(x, 2.0)
+    with pytest.raises(ValueError, match=r"\(2, 2\)"):
+        tape.backward(y)
+
+
+def test_failed_op_records_nothing(queue):
+    with ag.Tape() as tape:
+        a = ag.tensor(Tensor.from_host(queue, np.ones((2, 3))))
+        b = ag.tensor(Tensor.from_host(queue, np.ones((4, 5))))
+        with pytest.raises(ValueError):
+            F.matmul(a, b)
+    assert tape.records == []

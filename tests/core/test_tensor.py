@@ -1,0 +1,50 @@
+import numpy as np
+import pyopencl as cl
+import pytest
+
+import netcl_lite.functional as F
+from netcl_lite.core.device import manager
+from netcl_lite.core.tensor import Tensor
+
+
+def test_round_trip_and_casts(queue):
+    x = np.arange(12.0).reshape(3, 4)               # float64 -> float32
+    t = Tensor.from_host(queue, x)
+    assert t.dtype == np.float32 and t.shape == (3, 4)
+    np.testing.assert_array_equal(t.to_host(), x.astype(np.float32))
+    ids = Tensor.from_host(queue, np.array([1, 2, 3], dtype=np.int64))
+    assert ids.dtype == np.int32
+    assert Tensor.from_host(queue, np.float64(2.5)).shape == ()
+
+
+def test_int64_that_does_not_fit_names_the_value(queue):
+    with pytest.raises(ValueError, match="4294967296"):
+        Tensor.from_host(queue, np.array([1, 2**32]))
+
+
+def test_unsupported_dtype(queue):
+    with pytest.raises(ValueError, match="complex128"):
+        Tensor.from_host(queue, np.zeros(3, complex))
+    with pytest.raises(ValueError, match="CommandQueue"):
+        Tensor.from_host("not a queue", np.zeros(3))
+
+
+def test_reshape_is_a_view(queue):
+    t = Tensor.from_host(queue, np.arange(6.0))
+    v = t.reshape(2, -1)
+    assert v.buffer is t.buffer and v.shape == (2, 3)
+    with pytest.raises(ValueError, match=r"\(4, 2\)"):
+        t.reshape(4, 2)
+
+
+def test_empty_tensors(queue):
+    t = Tensor.from_host(queue, np.zeros((0, 3)))
+    assert t.to_host().shape == (0, 3)
+
+
+def test_tensor_from_another_context_is_refused(queue):
+    other = cl.CommandQueue(cl.Context([manager.default("auto").cl_device]))
+    a = Tensor.from_host(queue, np.ones(3))
+    b = Tensor.from_host(other, np.ones(3))
+    with pytest.raises(ValueError, match="another OpenCL context"):
+        F.add(a, b)

@@ -1,0 +1,37 @@
+"""A non-editable install finds kernels/*.cl: build a wheel, install it in a
+separate folder and run the section 6 program from outside the repository."""
+
+import os
+import pathlib
+import subprocess
+import sys
+import zipfile
+
+from test_section6 import DOCUMENT_LINE, ROOT, run_program
+
+
+def test_wheel_ships_kernels_and_runs_section6(tmp_path):
+    dist, target = tmp_path / "dist", tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
+         "--no-build-isolation", "-w", str(dist), str(ROOT)],
+        check=True, capture_output=True, timeout=300,
+    )
+    (wheel,) = dist.glob("netcl_lite-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    kernels = sorted(n for n in names if n.endswith(".cl"))
+    on_disk = sorted((ROOT / "netcl_lite" / "kernels").glob("*.cl"))
+    assert len(kernels) == len(on_disk) > 0, kernels
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
+         "--target", str(target), str(wheel)],
+        check=True, capture_output=True, timeout=300,
+    )
+    env = dict(os.environ, PYTHONPATH=str(target))
+    where = subprocess.run(
+        [sys.executable, "-c", "import netcl_lite; print(netcl_lite.__file__)"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, check=True,
+    ).stdout.strip()
+    assert pathlib.Path(where).is_relative_to(target), where
+    out = run_program(sys.executable, tmp_path, env)
+    assert DOCUMENT_LINE in out.splitlines()
