@@ -25,6 +25,7 @@ LOCAL_2D = (8, 8)
 
 # context.int_ptr -> {program name -> {kernel name -> cl.Kernel}}
 _built = {}
+_traces = []  # open ``trace()`` lists; each launch appends "program.cl:kernel"
 
 
 def kernel_source(name):
@@ -70,3 +71,24 @@ def launch(queue, program, name, global_size, local_size, *args):
     )
     knl = kernels(queue.context, program)[name]
     knl(queue, padded, local_size, *[_arg(a) for a in args])
+    for log in _traces:
+        log.append(f"{program}.cl:{name}")
+
+
+class trace:
+    """Collect the kernels launched inside a ``with`` block, in order.
+
+    >>> with trace() as ran:
+    ...     pass                     # run some ops here
+    >>> ran
+    []
+    """
+
+    def __enter__(self):
+        self.log = []
+        _traces.append(self.log)
+        return self.log
+
+    def __exit__(self, *exc):
+        _traces.remove(self.log)
+        return False

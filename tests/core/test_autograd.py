@@ -58,3 +58,12 @@ def test_failed_op_records_nothing(queue):
         with pytest.raises(ValueError):
             F.matmul(a, b)
     assert tape.records == []
+
+
+def test_trace_names_the_kernels_that_ran(queue):
+    from netcl_lite.core.program import trace
+    a = Tensor.from_host(queue, np.ones((2, 2)))
+    with trace() as ran:
+        F.sum(F.matmul(a, a))
+    assert ran == ["matmul.cl:matmul_forward", "reduce.cl:sum_partial",
+                   "reduce.cl:sum_final"]
