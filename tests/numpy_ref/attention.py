@@ -1,3 +1,86 @@
-"""numpy references: permute, softmax, attention."""
+"""numpy references: reshape, permute, transpose, softmax, attention.
 
-import numpy as np  # noqa: F401
+Float64, written for clarity: the spec the kernels are tested against.
+"""
+
+import numpy as np
+
+
+def reshape(x, shape):
+    return np.reshape(x, shape)
+
+
+def reshape_vjp(x, g, shape=None):
+    return [np.reshape(g, x.shape)]
+
+
+def permute(x, axes):
+    return np.transpose(x, axes)
+
+
+def permute_vjp(x, g, axes):
+    axes = [a % x.ndim for a in axes]
+    return [np.transpose(g, np.argsort(axes))]  # the inverse permutation
+
+
+def transpose(x, dim0, dim1):
+    return np.swapaxes(x, dim0, dim1)
+
+
+def transpose_vjp(x, g, dim0, dim1):
+    return [np.swapaxes(g, dim0, dim1)]
+
+
+def causal_mask(Sq, Sk):
+    """True where query i may see key j: j <= i + (Sk - Sq)."""
+    i = np.arange(Sq)[:, None]
+    j = np.arange(Sk)[None, :]
+    return j <= i + (Sk - Sq)
+
+
+def _visible(x, causal):
+    if not causal:
+        return np.ones(x.shape, dtype=bool)
+    return np.broadcast_to(causal_mask(*x.shape[-2:]), x.shape)
+
+
+def softmax(x, causal=False):
+    """Masked entries and rows that see nothing give 0."""
+    x = np.asarray(x, np.float64)
+    seen = _visible(x, causal) & (x > -np.inf)
+    m = np.max(np.where(seen, x, -np.inf), axis=-1, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    e = np.where(seen, np.exp(np.where(seen, x - m, 0.0)), 0.0)
+    s = np.sum(e, axis=-1, keepdims=True)
+    return e / np.where(s > 0, s, 1.0)
+
+
+def softmax_vjp(x, g, causal=False):
+    y = softmax(x, causal)
+    return [y * (g - np.sum(g * y, axis=-1, keepdims=True))]
+
+
+def attention_weights(q, k, causal=True):
+    d = q.shape[-1]
+    return softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(d), causal)
+
+
+def attention_weights_vjp(q, k, g, causal=True):
+    d = q.shape[-1]
+    logits = q @ np.swapaxes(k, -1, -2) / np.sqrt(d)    # (..., Sq, Sk)
+    (gl,) = softmax_vjp(logits, g, causal)
+    gq = gl @ k / np.sqrt(d)
+    gk = np.swapaxes(gl, -1, -2) @ q / np.sqrt(d)
+    return [gq, gk]
+
+
+def scaled_dot_product_attention(q, k, v, causal=True):
+    return attention_weights(q, k, causal) @ v
+
+
+def scaled_dot_product_attention_vjp(q, k, v, g, causal=True):
+    A = attention_weights(q, k, causal)                  # (..., Sq, Sk)
+    gA = g @ np.swapaxes(v, -1, -2)
+    gv = np.swapaxes(A, -1, -2) @ g
+    gq, gk = attention_weights_vjp(q, k, gA, causal)
+    return [gq, gk, gv]

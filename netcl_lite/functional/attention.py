@@ -1,0 +1,129 @@
+"""Scaled dot-product attention from three kernels: matmul, softmax, matmul.
+
+    A = softmax(q k^T / sqrt(d) + M)        (..., Sq, Sk)
+    O = A v                                 (..., Sq, dv)
+
+This is section 3 of the chapter, written as plain composition so autograd
+flows through every step. It keeps the whole (Sq, Sk) matrix A in memory:
+the simple path, and the oracle for a fused online-softmax kernel.
+The chapter's worked example (S = 3, d_k = 2):
+
+>>> import numpy as np
+>>> import netcl_lite.functional as F
+>>> from netcl_lite.core.device import manager
+>>> from netcl_lite.core.tensor import Tensor
+>>> dq = manager.default("cpu").queue
+>>> Q = Tensor.from_host(dq, [[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
+>>> K = Tensor.from_host(dq, [[1.0, 0.0], [1.0, 1.0], [0.0, 2.0]])
+>>> V = Tensor.from_host(dq, [[10.0, 1.0], [20.0, 2.0], [30.0, 3.0]])
+>>> np.round(F.attention_weights(Q, K).value.to_host().astype(float), 3)
+array([[1.   , 0.   , 0.   ],
+       [0.196, 0.804, 0.   ],
+       [0.198, 0.401, 0.401]])
+>>> O = F.scaled_dot_product_attention(Q, K, V)
+>>> np.round(O.value.to_host().astype(float), 2)
+array([[10.  ,  1.  ],
+       [18.04,  1.8 ],
+       [22.03,  2.2 ]])
+"""
+
+import math
+
+import numpy as np
+
+from netcl_lite.autograd import record
+from netcl_lite.functional.checks import nodes
+from netcl_lite.functional.elementwise import scale
+from netcl_lite.functional.matmul import matmul, matmul_strided
+from netcl_lite.functional.softmax import softmax
+
+FLOAT = np.dtype(np.float32)
+
+
+def _check(op, **named):
+    """ValueErrors naming the shapes, before any kernel runs."""
+    for name, x in named.items():
+        if x.dtype != FLOAT:
+            raise ValueError(
+                f"{op}: {name} {x.shape} has dtype {x.dtype}, need float32"
+            )
+        if len(x.shape) < 2:
+            raise ValueError(
+                f"{op}: {name} must be (..., S, d), got shape {x.shape}"
+            )
+    q, k = named["q"], named["k"]
+    if q.shape[:-2] != k.shape[:-2]:
+        raise ValueError(
+            f"{op}: leading dims differ: q {q.shape} vs k {k.shape}"
+        )
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(
+            f"{op}: head dims differ: q {q.shape} (d={q.shape[-1]}) "
+            f"vs k {k.shape} (d={k.shape[-1]})"
+        )
+    if q.shape[-1] == 0:
+        raise ValueError(f"{op}: head dim d=0 in q {q.shape}")
+    v = named.get("v")
+    if v is not None:
+        if v.shape[:-2] != k.shape[:-2]:
+            raise ValueError(
+                f"{op}: leading dims differ: k {k.shape} vs v {v.shape}"
+            )
+        if v.shape[-2] != k.shape[-2]:
+            raise ValueError(
+                f"{op}: k and v lengths differ: k {k.shape} "
+                f"(Sk={k.shape[-2]}) vs v {v.shape} (Sk={v.shape[-2]})"
+            )
+
+
+def scores(q, k):
+    """q k^T: (..., Sq, d) x (..., Sk, d) -> (..., Sq, Sk), raw dot products.
+
+    k^T is never copied: the matmul kernel reads k through transposed
+    strides. Backward is two more matmuls: grad_q = g k, grad_k = g^T q.
+    """
+    q, k = nodes(q, k, dtype=None, op="scores")
+    _check("scores", q=q, k=k)
+    *lead, Sq, d = q.shape
+    Sk = k.shape[-2]
+    batch = math.prod(lead)
+    qv, kv = q.value, k.value
+    # element (b, c, j) of k^T is k[b, j, c]: strides (Sk*d, 1, d)
+    out = matmul_strided(qv, kv, batch, Sq, Sk, d,
+                         (Sq * d, d, 1), (Sk * d, 1, d))
+    out = out.reshape(*lead, Sq, Sk)                      # (..., Sq, Sk)
+
+    def backward(g):
+        # grad_q = g @ k : (batch, Sq, Sk) @ (batch, Sk, d)
+        gq = matmul_strided(g, kv, batch, Sq, d, Sk,
+                            (Sq * Sk, Sk, 1), (Sk * d, d, 1))
+        # grad_k = g^T @ q : (batch, Sk, Sq) @ (batch, Sq, d); g^T by strides
+        gk = matmul_strided(g, qv, batch, Sk, d, Sq,
+                            (Sq * Sk, 1, Sk), (Sq * d, d, 1))
+        return gq.reshape(q.shape), gk.reshape(k.shape)
+
+    return record(out, (q, k), backward)
+
+
+def attention_weights(q, k, causal=True):
+    """A = softmax(q k^T / sqrt(d) + M), (..., Sq, Sk); d = q.shape[-1].
+
+    q is (..., Sq, d) and k is (..., Sk, d) with the same leading dims.
+    M hides key j from query i when j > i + (Sk - Sq) (see ``F.softmax``).
+    """
+    q, k = nodes(q, k, dtype=None, op="attention_weights")
+    _check("attention_weights", q=q, k=k)
+    d = q.shape[-1]
+    logits = scale(scores(q, k), 1.0 / math.sqrt(d))     # (..., Sq, Sk)
+    return softmax(logits, causal=causal)                # (..., Sq, Sk)
+
+
+def scaled_dot_product_attention(q, k, v, causal=True):
+    """A v with A = attention_weights(q, k, causal): (..., Sq, dv).
+
+    q (..., Sq, d), k (..., Sk, d), v (..., Sk, dv), same leading dims.
+    """
+    q, k, v = nodes(q, k, v, dtype=None, op="scaled_dot_product_attention")
+    _check("scaled_dot_product_attention", q=q, k=k, v=v)
+    A = attention_weights(q, k, causal=causal)           # (..., Sq, Sk)
+    return matmul(A, v)                                  # (..., Sq, dv)

@@ -1,0 +1,129 @@
+"""reshape, permute and transpose: moving values without arithmetic
+(``kernels/permute.cl``).
+
+Multi-head attention splits the model dimension into heads and moves the
+head axis next to the batch, so each head is one (S, Dh) matrix:
+
+>>> import numpy as np
+>>> import netcl_lite.functional as F
+>>> from netcl_lite.core.device import manager
+>>> from netcl_lite.core.tensor import Tensor
+>>> q = manager.default("cpu").queue
+>>> x = Tensor.from_host(q, np.arange(12.0).reshape(1, 3, 4))  # (B, S, D)
+>>> h = F.reshape(x, (1, 3, 2, 2))                     # (B, S, H, Dh)
+>>> h = F.transpose(h, 1, 2)                           # (B, H, S, Dh)
+>>> h.value.to_host()[0, 1]                            # head 1, every token
+array([[ 2.,  3.],
+       [ 6.,  7.],
+       [10., 11.]], dtype=float32)
+"""
+
+from netcl_lite.autograd import record
+from netcl_lite.core.program import LOCAL_1D, launch
+from netcl_lite.core.tensor import Tensor, resolve_shape
+from netcl_lite.functional.checks import nodes
+
+MAX_DIMS = 4  # the kernel works on shapes padded to 4-D
+
+
+def reshape(x, shape):
+    """A view with a new shape (one entry may be -1); no kernel runs.
+
+    Tensors are contiguous, so only the shape changes. Backward: the
+    gradient is reshaped back. Works on int32 ids too (they get no gradient).
+    (2, 6) with shape (3, -1) -> (3, 4).
+    """
+    (x,) = nodes(x, dtype=None, op="reshape")
+    shape = resolve_shape(x.shape, shape)  # ValueError names both shapes
+    old = x.shape
+
+    def backward(g):
+        return (g.reshape(old),)
+
+    return record(x.value.reshape(shape), (x,), backward)
+
+
+def _contiguous_strides(shape):
+    """(2, 3, 4) -> (12, 4, 1)."""
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= size
+    return tuple(reversed(strides))
+
+
+def _normalize_axes(shape, axes, op):
+    ndim = len(shape)
+    if not 1 <= ndim <= MAX_DIMS:
+        raise ValueError(
+            f"{op}: supports 1 to {MAX_DIMS} dims, got ndim {ndim} "
+            f"(shape {shape})"
+        )
+    axes = tuple(int(a) for a in axes)
+    if len(axes) != ndim:
+        raise ValueError(
+            f"{op}: axes {axes} has {len(axes)} entries, shape {shape} "
+            f"has ndim {ndim}"
+        )
+    if any(not -ndim <= a < ndim for a in axes):
+        raise ValueError(f"{op}: axes {axes} out of range for ndim {ndim}")
+    axes = tuple(a % ndim for a in axes)
+    if sorted(axes) != list(range(ndim)):
+        raise ValueError(
+            f"{op}: axes {axes} is not a permutation of 0..{ndim - 1}"
+        )
+    return axes
+
+
+def _launch_args(shape, axes):
+    """Sizes and strides for permute.cl: shape and axes padded to 4-D."""
+    pad = MAX_DIMS - len(shape)
+    shape4 = (1,) * pad + tuple(shape)
+    axes4 = tuple(range(pad)) + tuple(a + pad for a in axes)
+    in_strides = _contiguous_strides(shape4)
+    out4 = [shape4[a] for a in axes4]              # (o0, o1, o2, o3)
+    strides = [in_strides[a] for a in axes4]       # (s0, s1, s2, s3)
+    return (*out4[1:], *strides)
+
+
+def permute(x, axes):
+    """x with its axes reordered: out.shape[k] = x.shape[axes[k]].
+
+    The output is a contiguous copy. 1 to 4 dims; negative axes count from
+    the end. (B, S, H, Dh) with axes (0, 2, 1, 3) -> (B, H, S, Dh).
+    Backward: permute the gradient by the inverse axes.
+    """
+    (x,) = nodes(x, op="permute")
+    axes = _normalize_axes(x.shape, axes, "permute")
+    q, n = x.queue, x.value.size
+    out_shape = tuple(x.shape[a] for a in axes)
+    args = _launch_args(x.shape, axes)
+    out = Tensor.empty(q, out_shape)
+    launch(q, "permute", "permute_forward", (n,), LOCAL_1D,
+           x.value, out, *args, n)
+
+    def backward(g):
+        gx = Tensor.empty(q, x.shape)
+        # the same index map as the forward, walked as a scatter
+        launch(q, "permute", "permute_backward", (n,), LOCAL_1D,
+               g, gx, *args, n)
+        return (gx,)
+
+    return record(out, (x,), backward)
+
+
+def transpose(x, dim0, dim1):
+    """Swap two axes (a permute): (B, S, H, Dh) with 1, 2 -> (B, H, S, Dh)."""
+    (x,) = nodes(x, op="transpose")
+    ndim = len(x.shape)
+    for d in (dim0, dim1):
+        if not -ndim <= int(d) < ndim:
+            raise ValueError(
+                f"transpose: dim {d} out of range for shape {x.shape} "
+                f"(ndim {ndim})"
+            )
+    axes = list(range(ndim))
+    a, b = int(dim0) % ndim, int(dim1) % ndim
+    axes[a], axes[b] = axes[b], axes[a]
+    return permute(x, axes)
+

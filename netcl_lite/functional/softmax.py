@@ -1,0 +1,52 @@
+"""softmax over the last axis, optionally causal (``kernels/softmax.cl``).
+
+>>> import numpy as np
+>>> import netcl_lite.functional as F
+>>> from netcl_lite.core.device import manager
+>>> from netcl_lite.core.tensor import Tensor
+>>> q = manager.default("cpu").queue
+>>> x = Tensor.from_host(q, [[0.0, np.log(3.0)]])
+>>> np.round(F.softmax(x).value.to_host(), 4)          # [1, 3] / 4
+array([[0.25, 0.75]], dtype=float32)
+>>> F.softmax(Tensor.from_host(q, np.zeros((2, 2))), causal=True).value.to_host()
+array([[1. , 0. ],
+       [0.5, 0.5]], dtype=float32)
+
+With causal=True, x is (..., Sq, Sk) and query row i sees key j only if
+j <= i + (Sk - Sq): the mask M of the chapter (section 3, step 3) aligned
+to the bottom-right, so a single new query row (Sq = 1) sees every key.
+A row that sees nothing (Sq > Sk) comes out as zeros, never NaN.
+"""
+
+import math
+
+from netcl_lite.autograd import record
+from netcl_lite.core.program import LOCAL_1D, launch
+from netcl_lite.core.tensor import Tensor
+from netcl_lite.functional.checks import min_ndim, nodes
+
+
+def softmax(x, causal=False):
+    """exp(x - max) / sum(exp(x - max)) per row of the last axis.
+
+    Backward: grad_x = y * (grad_y - sum(grad_y * y)) per row.
+    """
+    (x,) = nodes(x, op="softmax")
+    causal = bool(causal)
+    min_ndim(x, 2 if causal else 1, "softmax",
+             "x (..., Sq, Sk) with causal=True" if causal else "x")
+    Sk = x.shape[-1]
+    Sq = x.shape[-2] if causal else 1
+    R = math.prod(x.shape[:-1])              # rows: (..., Sq) flattened
+    q = x.queue
+    y = Tensor.empty(q, x.shape)
+    launch(q, "softmax", "softmax_forward", (R,), LOCAL_1D,
+           x.value, y, R, Sq, Sk, causal)
+
+    def backward(g):
+        gx = Tensor.empty(q, x.shape)
+        launch(q, "softmax", "softmax_backward", (R,), LOCAL_1D,
+               y, g, gx, R, Sq, Sk, causal)
+        return (gx,)
+
+    return record(y, (x,), backward)
