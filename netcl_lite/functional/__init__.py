@@ -14,7 +14,15 @@ from netcl_lite.functional.attention import (
     attention_weights,
     scaled_dot_product_attention,
 )
+from netcl_lite.functional.rope import rope
+from netcl_lite.functional.repeat_kv import repeat_kv
+from netcl_lite.functional.embedding import embedding
+from netcl_lite.functional.rms_norm import rms_norm
+from netcl_lite.functional.silu import silu
+from netcl_lite.functional.cross_entropy import cross_entropy
 
 __all__ = ["add", "mul", "scale", "sum", "matmul"]
 __all__ += ["reshape", "permute", "transpose", "softmax",
             "attention_weights", "scaled_dot_product_attention"]
+__all__ += ["rope", "repeat_kv", "embedding", "rms_norm", "silu",
+            "cross_entropy"]

@@ -1,0 +1,74 @@
+"""Cross-entropy loss of logits against integer targets
+(``kernels/cross_entropy.cl``).
+
+``cross_entropy(logits, targets)``: logits is (..., V) float32, targets is
+int32 (...) with the same leading shape -> a scalar node (shape ()): the mean
+over rows of -log softmax(logits)[target]. The backward is
+(softmax - onehot(target)) * grad_out / N.
+
+>>> import numpy as np
+>>> import netcl_lite.functional as F
+>>> from netcl_lite.core.device import manager
+>>> from netcl_lite.core.tensor import Tensor
+>>> q = manager.default("cpu").queue
+>>> logits = Tensor.from_host(q, [[0.0, 0.0], [1e4, 0.0]])   # huge is fine
+>>> targets = Tensor.from_host(q, np.array([1, 0], np.int32))   # (log 2 + 0) / 2
+>>> round(float(F.cross_entropy(logits, targets).value.to_host()), 6)
+0.346574
+"""
+
+import numpy as np
+
+from netcl_lite.autograd import record
+from netcl_lite.core.program import LOCAL_1D, launch
+from netcl_lite.core.tensor import Tensor
+from netcl_lite.functional.checks import min_ndim, nodes
+from netcl_lite.functional.elementwise import scale_tensor
+from netcl_lite.functional.embedding import check_ids
+from netcl_lite.functional.reduce import sum_tensor
+
+INT = np.dtype(np.int32)
+
+
+def _check(logits, targets):
+    if logits.dtype != np.float32:
+        raise ValueError(f"cross_entropy: logits must be float32, got {logits.dtype}")
+    min_ndim(logits, 1, "cross_entropy", "logits (..., V)")
+    if targets.dtype != INT:
+        raise ValueError(f"cross_entropy: targets must be int32, got {targets.dtype}")
+    if targets.shape != logits.shape[:-1]:
+        raise ValueError(
+            f"cross_entropy: targets shape {targets.shape} must equal the "
+            f"leading shape {logits.shape[:-1]} of logits {logits.shape}"
+        )
+    N, V = targets.value.size, logits.shape[-1]
+    if N == 0 or V == 0:
+        raise ValueError(
+            f"cross_entropy: need at least one row and one class, "
+            f"got N={N} rows and V={V}"
+        )
+    check_ids(targets.value, V, "cross_entropy", what="target")
+
+
+def cross_entropy(logits, targets):
+    """Mean of -log softmax(logits)[target] over every row -> shape ()."""
+    logits, targets = nodes(logits, targets, dtype=None, op="cross_entropy")
+    _check(logits, targets)
+    q = logits.queue
+    V = logits.shape[-1]
+    N = targets.value.size                         # rows: (..., V) -> (N, V)
+    loss_rows = Tensor.empty(q, (N,))
+    row_max = Tensor.empty(q, (N,))                # max logit per row
+    row_sum = Tensor.empty(q, (N,))                # sum exp(logit - max)
+    launch(q, "cross_entropy", "cross_entropy_forward", (N,), LOCAL_1D,
+           logits.value, targets.value, loss_rows, row_max, row_sum, N, V)
+    out = scale_tensor(sum_tensor(loss_rows), 1.0 / N)   # shape ()
+
+    def backward(g):
+        gl = Tensor.empty(q, logits.shape)
+        launch(q, "cross_entropy", "cross_entropy_backward", (N * V,), LOCAL_1D,
+               g, logits.value, targets.value, row_max, row_sum, gl, N, V,
+               1.0 / N)
+        return gl, None
+
+    return record(out, (logits, targets), backward)

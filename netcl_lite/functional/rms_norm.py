@@ -1,0 +1,54 @@
+"""RMS normalisation over the last axis (``kernels/rms_norm.cl``).
+
+``rms_norm(x, weight, eps=1e-6)``: x is (..., D), weight is (D,);
+y = x / sqrt(mean(x^2) + eps) * weight, row by row.
+
+>>> import numpy as np
+>>> import netcl_lite.functional as F
+>>> from netcl_lite.core.device import manager
+>>> from netcl_lite.core.tensor import Tensor
+>>> q = manager.default("cpu").queue
+>>> x = Tensor.from_host(q, [[3.0, 4.0]])        # mean(x^2) = 12.5
+>>> w = Tensor.from_host(q, [1.0, 2.0])
+>>> np.round(F.rms_norm(x, w, eps=0.0).value.to_host(), 4)   # x / 3.5355 * w
+array([[0.8485, 2.2627]], dtype=float32)
+"""
+
+import math
+import numbers
+
+from netcl_lite.autograd import record
+from netcl_lite.core.program import LOCAL_1D, launch
+from netcl_lite.core.tensor import Tensor
+from netcl_lite.functional.checks import min_ndim, nodes
+
+
+def rms_norm(x, weight, eps=1e-6):
+    """x (..., D) scaled to unit root-mean-square per row, times weight (D,)."""
+    x, weight = nodes(x, weight, op="rms_norm")
+    min_ndim(x, 1, "rms_norm", "x (..., D)")
+    D = x.shape[-1]
+    if weight.shape != (D,):
+        raise ValueError(
+            f"rms_norm: weight must be (D,) = ({D},) for x {x.shape}, "
+            f"got {weight.shape}"
+        )
+    if not (isinstance(eps, numbers.Real) and math.isfinite(eps) and eps >= 0):
+        raise ValueError(f"rms_norm: eps must be a number >= 0, got {eps!r}")
+    q = x.queue
+    R = x.value.size // D if D else 0               # rows: (..., D) -> (R, D)
+    out = Tensor.empty(q, x.shape)
+    rstd = Tensor.empty(q, (R,))                    # 1 / rms per row
+    launch(q, "rms_norm", "rms_norm_forward", (R,), LOCAL_1D,
+           x.value, weight.value, out, rstd, R, D, float(eps))
+
+    def backward(g):
+        gx = Tensor.empty(q, x.shape)
+        gw = Tensor.empty(q, (D,))
+        launch(q, "rms_norm", "rms_norm_backward", (R,), LOCAL_1D,
+               g, x.value, weight.value, rstd, gx, R, D)
+        launch(q, "rms_norm", "rms_norm_backward_weight", (D,), LOCAL_1D,
+               g, x.value, rstd, gw, R, D)
+        return gx, gw
+
+    return record(out, (x, weight), backward)

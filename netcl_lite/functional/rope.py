@@ -1,0 +1,82 @@
+"""Rotary position embedding, RoPE (``kernels/rope.cl``; chapter 06).
+
+``rope(x, base=10000.0, offset=0)``: x is (..., S, d) with d even. The pair
+(x[2i], x[2i+1]) of the row at position m = offset + s turns by m * theta_i,
+theta_i = base ** (-2i / d). Turning q and k this way makes q . k depend only
+on their distance; ``offset`` places the rows later in a sequence (a cache).
+
+>>> import numpy as np
+>>> import netcl_lite.functional as F
+>>> from netcl_lite.core.device import manager
+>>> from netcl_lite.core.tensor import Tensor
+>>> q = manager.default("cpu").queue
+>>> x = Tensor.from_host(q, [[1.0, 0.0], [1.0, 0.0]])   # (S=2, d=2)
+>>> np.round(F.rope(x).value.to_host(), 4)   # row 1 turns by 1 rad
+array([[1.    , 0.    ],
+       [0.5403, 0.8415]], dtype=float32)
+"""
+
+import math
+import numbers
+
+import numpy as np
+
+from netcl_lite.autograd import record
+from netcl_lite.core.program import LOCAL_1D, launch
+from netcl_lite.core.tensor import Tensor
+from netcl_lite.functional.checks import min_ndim, nodes
+
+I32_MAX = 2**31 - 1
+
+
+def rope_table(queue, S, pairs, base, offset):
+    """(cos, sin) of (offset + s) * theta_i for every s, i -> (S, pairs, 2)."""
+    base_hi = float(np.float32(base))
+    base_lo = float(np.float32(base - base_hi))  # the part float32 drops
+    table = Tensor.empty(queue, (S, pairs, 2))
+    launch(queue, "rope", "rope_table", (S * pairs,), LOCAL_1D,
+           table, S, pairs, offset, base_hi, base_lo)
+    return table
+
+
+def _check(x, base, offset):
+    min_ndim(x, 2, "rope", "x (..., S, d)")
+    S, d = x.shape[-2:]
+    if d % 2:
+        raise ValueError(f"rope: the last dim d={d} must be even (it holds pairs)")
+    if isinstance(offset, bool) or not isinstance(offset, (int, np.integer)):
+        raise ValueError(f"rope: offset must be an int, got {offset!r}")
+    if offset < 0 or offset + S > I32_MAX:
+        raise ValueError(
+            f"rope: positions offset={offset} .. offset+S-1={offset + S - 1} "
+            f"must lie in [0, {I32_MAX}]"
+        )
+    if not (isinstance(base, numbers.Real) and math.isfinite(base) and base > 0):
+        raise ValueError(f"rope: base must be a positive number, got {base!r}")
+
+
+def rope(x, base=10000.0, offset=0):
+    """Rotate the interleaved pairs of x (..., S, d) by their position."""
+    (x,) = nodes(x, op="rope")
+    _check(x, base, offset)
+    q = x.queue
+    S, d = x.shape[-2:]
+    pairs = d // 2
+    rows = x.value.size // d if d else 0        # every (..., s) row
+    table = rope_table(q, S, pairs, float(base), int(offset))  # (S, d/2, 2)
+    out = Tensor.empty(q, x.shape)
+    launch(q, "rope", "rope_forward", (rows * pairs,), LOCAL_1D,
+           x.value, table, out, rows, S, pairs)
+
+    def backward(g):
+        return (rope_backward(g, table, rows, S, pairs),)
+
+    return record(out, (x,), backward)
+
+
+def rope_backward(g, table, rows, S, pairs):
+    """grad_x: grad_out turned back by -m * theta_i (a rotation's inverse)."""
+    gx = Tensor.empty(g.queue, g.shape)
+    launch(g.queue, "rope", "rope_backward", (rows * pairs,), LOCAL_1D,
+           g, table, gx, rows, S, pairs)
+    return gx

@@ -1,0 +1,25 @@
+// Token embedding: a gather of table rows.
+//   table is (V, D), ids is (N,) int32 (checked on the host to lie in [0, V)),
+//   out is (N, D): out[n] = table[ids[n]].
+
+__kernel void embedding_forward(__global const float *table,
+                                __global const int *ids, __global float *out,
+                                const int N, const int D) {
+    int i = get_global_id(0);
+    if (i >= N * D) return;
+    int n = i / D;
+    int d = i - n * D;
+    out[i] = table[ids[n] * D + d];
+}
+
+// grad_table (V, D), zeroed by the host, gets grad_out[n] added at row ids[n].
+// No float atomics: work-item d owns column d and walks the tokens in order,
+// so a repeated id accumulates, and the same inputs give the same bits.
+__kernel void embedding_backward(__global const float *grad_out,
+                                 __global const int *ids,
+                                 __global float *grad_table,
+                                 const int N, const int D) {
+    int d = get_global_id(0);
+    if (d >= D) return;
+    for (int n = 0; n < N; n++) grad_table[ids[n] * D + d] += grad_out[n * D + d];
+}

@@ -1,0 +1,73 @@
+// Rotary position embedding (RoPE), chapter 06.
+//   x is (R, S, d): R folds every leading dim (B, H, ...), d = 2 * pairs.
+//   Pair i of the row at sequence index s is (x[2i], x[2i+1]); it sits at
+//   position m = offset + s and turns by the angle m * theta_i, where
+//   theta_i = base^(-2i / d):
+//       out0 = x0 cos - x1 sin,      out1 = x0 sin + x1 cos.
+//
+// Three kernels: rope_table computes (cos, sin) once per (s, i), then
+// rope_forward / rope_backward rotate every row of every head with it.
+//
+// Why the angle is computed in double: m * theta_i in float32 is off by about
+// m * 6e-8 rad (the rounding of theta_i and of the product both grow with m),
+// so at m = 4000 the angle is already wrong by ~1e-4 rad and q.k no longer
+// depends on the relative position alone to float32 precision (chapter 06
+// plots this). With cl_khr_fp64 (PoCL CPU and most GPUs have it) theta_i,
+// the product and cos/sin are double and only the final cos/sin are rounded
+// to float, once. Devices without fp64 fall back to float angles; building
+// with -D ROPE_FLOAT_ANGLES forces that path (the tests compare the two).
+
+#if defined(cl_khr_fp64) && !defined(ROPE_FLOAT_ANGLES)
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+typedef double angle_t;
+#else
+typedef float angle_t;
+#endif
+
+// table is (S, pairs, 2): (cos, sin) of (offset + s) * theta_i.
+// base = base_hi + base_lo: a float pair, so a double path sees the host's
+// double base to ~48 bits while kernel arguments stay 32-bit.
+__kernel void rope_table(__global float *table, const int S, const int pairs,
+                         const int offset, const float base_hi,
+                         const float base_lo) {
+    int p = get_global_id(0);          // p = s * pairs + i
+    if (p >= S * pairs) return;
+    int s = p / pairs;
+    int i = p - s * pairs;
+    angle_t base = (angle_t)base_hi + (angle_t)base_lo;
+    angle_t theta = pow(base, -(angle_t)(2 * i) / (angle_t)(2 * pairs));
+    angle_t angle = (angle_t)(offset + s) * theta;
+    table[2 * p] = (float)cos(angle);
+    table[2 * p + 1] = (float)sin(angle);
+}
+
+// x, out are (R, S, pairs, 2); one work-item rotates one pair.
+__kernel void rope_forward(__global const float *x,
+                           __global const float *table, __global float *out,
+                           const int rows, const int S, const int pairs) {
+    int p = get_global_id(0);          // p = row * pairs + i, row = (r, s)
+    if (p >= rows * pairs) return;
+    int row = p / pairs;
+    int i = p - row * pairs;
+    int t = 2 * ((row % S) * pairs + i);
+    float c = table[t], sn = table[t + 1];
+    float x0 = x[2 * p], x1 = x[2 * p + 1];
+    out[2 * p] = x0 * c - x1 * sn;
+    out[2 * p + 1] = x0 * sn + x1 * c;
+}
+
+// A rotation's transpose is its inverse: grad_x turns grad_out by -angle.
+__kernel void rope_backward(__global const float *grad_out,
+                            __global const float *table,
+                            __global float *grad_x,
+                            const int rows, const int S, const int pairs) {
+    int p = get_global_id(0);
+    if (p >= rows * pairs) return;
+    int row = p / pairs;
+    int i = p - row * pairs;
+    int t = 2 * ((row % S) * pairs + i);
+    float c = table[t], sn = table[t + 1];
+    float g0 = grad_out[2 * p], g1 = grad_out[2 * p + 1];
+    grad_x[2 * p] = g0 * c + g1 * sn;
+    grad_x[2 * p + 1] = -g0 * sn + g1 * c;
+}
