@@ -66,7 +66,7 @@ def check_op(queue, op, reference, reference_vjp, arrays, *, grad_mask=None,
             return float(np.sum(f(xs) * w))
 
         ref_f = lambda xs: reference(*xs)  # noqa: E731
-        dev_f = lambda xs: run_op(queue, op, xs)[0]  # noqa: E731
+        dev_f = lambda xs: run_op(queue, op, xs, grad_mask=grad_mask)[0]  # noqa: E731
         h = 1e-6
         fd_ref = (shifted(ref_f, h) - shifted(ref_f, -h)) / (2 * h)
         _first_mismatch(f"reference vjp[{i}] vs finite differences",
