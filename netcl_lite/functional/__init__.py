@@ -5,24 +5,30 @@ backward kernel.
 >>> import netcl_lite.functional as F
 """
 
-from netcl_lite.functional.elementwise import add, mul, scale
-from netcl_lite.functional.matmul import matmul
-from netcl_lite.functional.reduce import sum
-from netcl_lite.functional.shape import permute, reshape, transpose
-from netcl_lite.functional.softmax import softmax
 from netcl_lite.functional.attention import (
     attention_weights,
     scaled_dot_product_attention,
 )
-from netcl_lite.functional.rope import rope
-from netcl_lite.functional.repeat_kv import repeat_kv
-from netcl_lite.functional.embedding import embedding
-from netcl_lite.functional.rms_norm import rms_norm
-from netcl_lite.functional.silu import silu
 from netcl_lite.functional.cross_entropy import cross_entropy
+from netcl_lite.functional.elementwise import add, mul, scale
+from netcl_lite.functional.embedding import embedding
+from netcl_lite.functional.matmul import matmul
+from netcl_lite.functional.reduce import sum
+from netcl_lite.functional.repeat_kv import repeat_kv
+from netcl_lite.functional.rms_norm import rms_norm
+from netcl_lite.functional.rope import rope
+from netcl_lite.functional.shape import permute, reshape, transpose
+from netcl_lite.functional.silu import silu
+from netcl_lite.functional.softmax import softmax
 
-__all__ = ["add", "mul", "scale", "sum", "matmul"]
-__all__ += ["reshape", "permute", "transpose", "softmax",
-            "attention_weights", "scaled_dot_product_attention"]
-__all__ += ["rope", "repeat_kv", "embedding", "rms_norm", "silu",
-            "cross_entropy"]
+__all__ = [
+    # elementwise, reductions, products
+    "add", "mul", "scale", "sum", "matmul",
+    # shapes
+    "reshape", "permute", "transpose",
+    # attention
+    "softmax", "attention_weights", "scaled_dot_product_attention",
+    "rope", "repeat_kv",
+    # layers and losses
+    "embedding", "rms_norm", "silu", "cross_entropy",
+]
