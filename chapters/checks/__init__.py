@@ -1,0 +1,1 @@
+"""Checks for the chapters' exercises: check_k(your_function)."""

@@ -1,0 +1,1 @@
+"""Reference answers to the chapters' exercises (run by tests/test_chapters.py)."""
