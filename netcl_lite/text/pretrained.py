@@ -1,0 +1,141 @@
+"""Reading the GPT-2 and GPT-4 (cl100k_base) vocabularies (chapter 1).
+
+Both give the same three things a `BPETokenizer` needs: the id of each of the
+256 bytes, the merges in order, and the special tokens. They store them
+differently:
+
+- GPT-2 ships `encoder.json` (token string -> id) and `vocab.bpe` (one merge
+  per line, "Ġ t"). Tokens are spelled with printable stand-ins for bytes,
+  the `bytes_to_unicode` table: the space byte 0x20 is written "Ġ".
+- tiktoken ships one rank file, "base64(token bytes) rank" per line, and no
+  merges at all. `merges_from_ranks` rebuilds them: a token of rank r is what
+  BPE makes of its own bytes using only the tokens ranked below r, and the
+  last step of that run is its merge.
+
+In both, the single bytes are not ids 0..255 in byte order ("!" is id 0),
+hence the byte permutation `byte_ids`.
+"""
+
+import base64
+import gzip
+import json
+
+
+def bytes_to_unicode():
+    """GPT-2's byte -> printable character table.
+
+    Printable Latin-1 bytes stand for themselves; the others (control bytes,
+    space, ...) are shifted to chr(256 + k):
+
+    >>> table = bytes_to_unicode()
+    >>> table[ord("a")], table[ord(" ")], table[ord("\\n")]
+    ('a', 'Ġ', 'Ċ')
+    """
+    printable = (
+        list(range(ord("!"), ord("~") + 1))
+        + list(range(ord("¡"), ord("¬") + 1))
+        + list(range(ord("®"), ord("ÿ") + 1))
+    )
+    table = {b: chr(b) for b in printable}
+    shifted = 0
+    for b in range(256):
+        if b not in table:
+            table[b] = chr(256 + shifted)
+            shifted += 1
+    return table
+
+
+def read_gpt2(encoder_json, vocab_bpe):
+    """GPT-2 files -> (byte_ids, merges, special_tokens)."""
+    with open(encoder_json, encoding="utf-8") as f:
+        encoder = json.load(f)  # token string -> id
+    with open(vocab_bpe, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    if not lines[0].startswith("#version"):
+        raise ValueError(f"{vocab_bpe}: expected a '#version' first line")
+    table = bytes_to_unicode()
+    try:
+        byte_ids = [encoder[table[b]] for b in range(256)]
+        merges = []
+        for number, line in enumerate(lines[1:], start=2):
+            if not line:
+                continue
+            left, right = line.split(" ")
+            if encoder[left + right] != 256 + len(merges):
+                raise ValueError(
+                    f"{vocab_bpe}, line {number}: {left + right!r} has id "
+                    f"{encoder[left + right]} in {encoder_json}, expected "
+                    f"{256 + len(merges)}"
+                )
+            merges.append((encoder[left], encoder[right]))
+    except KeyError as e:
+        raise ValueError(f"{encoder_json}: no id for the token {e}") from None
+    if sorted(byte_ids) != list(range(256)):
+        raise ValueError(f"{encoder_json}: the 256 bytes must have ids 0..255")
+    n_regular = 256 + len(merges)
+    special_tokens = {tok: idx for tok, idx in encoder.items() if idx >= n_regular}
+    return byte_ids, merges, special_tokens  # GPT-2: {"<|endoftext|>": 50256}
+
+
+def read_tiktoken_ranks(path):
+    """A tiktoken rank file (optionally gzipped) -> {token bytes: rank}."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:2] == b"\x1f\x8b":  # the gzip magic number
+        data = gzip.decompress(data)
+    ranks = {}
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            token, rank = line.split()
+            ranks[base64.b64decode(token, validate=True)] = int(rank)
+        except ValueError:  # wrong field count, bad base64, bad integer
+            raise ValueError(
+                f"{path}, line {number}: expected 'base64 rank', got {line[:60]!r}"
+            ) from None
+    return ranks
+
+
+def merges_from_ranks(ranks):
+    """{token bytes: rank} -> (byte_ids, merges), with merge i making rank 256 + i.
+
+    >>> ranks = {bytes([b]): b for b in range(256)}
+    >>> ranks[b"a"], ranks[b"b"] = 98, 97  # swap: bytes are not in byte order
+    >>> ranks.update({b"ab": 256, b"abb": 257})
+    >>> byte_ids, merges = merges_from_ranks(ranks)
+    >>> byte_ids[ord("a")], byte_ids[ord("b")], merges
+    (98, 97, [(98, 97), (256, 97)])
+    """
+    by_rank = sorted(ranks, key=ranks.get)
+    if [ranks[t] for t in by_rank] != list(range(len(by_rank))):
+        raise ValueError("ranks must be 0, 1, 2, ... without gaps or repeats")
+    if sorted(len(t) for t in by_rank[:256]) != [1] * 256:
+        raise ValueError("ranks 0..255 must be the 256 single bytes")
+    byte_ids = [ranks[bytes([b])] for b in range(256)]
+    merges = []
+    for rank in range(256, len(by_rank)):
+        left, right = _last_merge(by_rank[rank], ranks, rank)
+        merges.append((ranks[left], ranks[right]))
+    return byte_ids, merges
+
+
+def _last_merge(token, ranks, max_rank):
+    """Run BPE on `token`'s bytes with the tokens ranked below `max_rank`.
+
+    It must stop at two parts: those are the pair that merges into `token`.
+    """
+    parts = [token[i:i + 1] for i in range(len(token))]
+    while len(parts) > 2:
+        best_rank, best = max_rank, -1
+        for i in range(len(parts) - 1):
+            rank = ranks.get(parts[i] + parts[i + 1], max_rank)
+            if rank < best_rank:
+                best_rank, best = rank, i
+        if best < 0:
+            break
+        parts[best:best + 2] = [parts[best] + parts[best + 1]]
+    if len(parts) != 2:
+        raise ValueError(f"token {token!r} (rank {max_rank}) is not a merge of two "
+                         f"lower-ranked tokens")
+    return parts

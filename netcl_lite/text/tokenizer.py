@@ -1,0 +1,248 @@
+"""`BPETokenizer`: byte-level BPE with special tokens, files and GPT vocabularies.
+
+Chapter 1 builds it from the pieces in this folder:
+
+    patterns.py    how text is cut into chunks before BPE
+    naive.py       the teaching trainer (get_stats, merge)
+    train.py       the same merges, fast (dedupe + index + lazy heap)
+    encode.py      merging one chunk by rank (heap + linked list)
+    special.py     control strings such as "<|endoftext|>"
+    fileformat.py  save / load
+    pretrained.py  GPT-2 and cl100k_base vocabularies
+
+    >>> tok = BPETokenizer()
+    >>> tok.train_from_iterator(["aaabdaaabac"], vocab_size=259)
+    >>> tok.merges
+    [(97, 97), (97, 98), (256, 257)]
+    >>> tok.encode("aaabdaaabac")
+    [258, 100, 258, 97, 99]
+    >>> tok.decode([258, 100])
+    'aaabd'
+
+Lone surrogates ("\\ud800", e.g. half of an emoji from broken JSON) have no
+UTF-8 bytes, so encoding a text that contains one raises a ValueError naming
+its position; nothing is silently replaced.
+"""
+
+import regex
+
+from .encode import merge_by_rank
+from .fileformat import read_bpe, write_bpe
+from .patterns import GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN
+from .pretrained import merges_from_ranks, read_gpt2, read_tiktoken_ranks
+from .special import allowed_specials, split_on_specials
+from .train import train_bpe
+
+_CACHE_SIZE = 100_000  # chunks remembered by the encoder before it starts over
+
+
+class BPETokenizer:
+    """Byte-level BPE: text -> regex chunks -> UTF-8 bytes -> merged token ids.
+
+    Token ids: the 256 bytes, then merge i is token 256 + i, then the special
+    tokens at the ids they were registered with.
+    """
+
+    def __init__(self, pattern=GPT4_SPLIT_PATTERN):
+        self.pattern = pattern
+        self._split = regex.compile(pattern).findall
+        self._special_tokens = {}  # str -> id
+        self._set_merges([], range(256))
+
+    def _set_merges(self, merges, byte_ids):
+        """Install a model: merges [(left, right), ...], byte_ids[b] = id of byte b."""
+        self.merges = [tuple(pair) for pair in merges]
+        self.byte_ids = list(byte_ids)
+        self._ranks = {pair: 256 + i for i, pair in enumerate(self.merges)}
+        vocab = {idx: bytes([b]) for b, idx in enumerate(self.byte_ids)}
+        for i, (left, right) in enumerate(self.merges):
+            vocab[256 + i] = vocab[left] + vocab[right]
+        self._vocab = vocab  # regular id -> bytes
+        self._id_to_bytes = dict(vocab)  # every id, special ones included
+        for text, idx in self._special_tokens.items():
+            self._id_to_bytes[idx] = text.encode("utf-8")
+        self._cache = {}  # chunk -> ids
+
+    @property
+    def vocab_size(self):
+        """Largest id + 1, special tokens included: the rows an embedding needs."""
+        return max([len(self._vocab), *(i + 1 for i in self._special_tokens.values())])
+
+    @property
+    def special_tokens(self):
+        """{string: id} of the registered special tokens (a copy)."""
+        return dict(self._special_tokens)
+
+    def __repr__(self):
+        return (f"BPETokenizer(vocab_size={self.vocab_size}, "
+                f"merges={len(self.merges)}, "
+                f"special_tokens={len(self._special_tokens)})")
+
+    # ---- training ------------------------------------------------------------
+
+    def train_from_iterator(self, texts, vocab_size=512, min_frequency=2,
+                            show_progress=False):
+        """Learn merges from an iterable of strings (a single string also works).
+
+        Stops early when no pair occurs `min_frequency` times, so a tiny
+        corpus gives a small vocabulary instead of an error. Replaces any
+        earlier merges; special tokens must have ids >= vocab_size.
+        """
+        if vocab_size < 256:
+            raise ValueError(f"vocab_size must be at least 256, got {vocab_size}")
+        clashes = {t: i for t, i in self._special_tokens.items() if i < vocab_size}
+        if clashes:
+            raise ValueError(f"special tokens {clashes} have ids below vocab_size="
+                             f"{vocab_size}; register them after training")
+        merges = train_bpe(texts, vocab_size, self.pattern, min_frequency,
+                           show_progress)
+        self._set_merges(merges, range(256))
+
+    # ---- special tokens ----------------------------------------------------
+
+    def register_special_tokens(self, tokens):
+        """Add special tokens {string: id}; ids must not be regular token ids."""
+        for text, idx in tokens.items():
+            if not isinstance(text, str) or not text:
+                raise ValueError(f"a special token must be a non-empty str: {text!r}")
+            if not isinstance(idx, int) or isinstance(idx, bool) or idx < 0:
+                raise ValueError(f"special token {text!r}: bad id {idx!r}")
+            if idx < len(self._vocab):
+                raise ValueError(f"special token {text!r}: id {idx} is a regular "
+                                 f"token (regular ids are 0..{len(self._vocab) - 1})")
+            for other, other_idx in self._special_tokens.items():
+                if (other == text) != (other_idx == idx):
+                    raise ValueError(f"special token {text!r} -> {idx} clashes with "
+                                     f"{other!r} -> {other_idx}")
+        for text, idx in tokens.items():
+            self._special_tokens[text] = idx
+            self._id_to_bytes[idx] = text.encode("utf-8")
+
+    # ---- encoding ------------------------------------------------------------
+
+    def encode_ordinary(self, text):
+        """Encode `text` with BPE only; special-token strings are plain text.
+
+        A lone surrogate in `text` raises ValueError (see the module docstring).
+
+        >>> BPETokenizer().encode_ordinary("hi!")
+        [104, 105, 33]
+        """
+        try:
+            return self._encode_ordinary(text)
+        except UnicodeEncodeError:
+            raise _lone_surrogate_error(text) from None
+
+    def encode(self, text, allowed_special=()):
+        """Encode `text`; the special tokens in `allowed_special` ("all" or a set)
+        become their ids, any other special-looking string stays plain text.
+        """
+        allowed = allowed_specials(allowed_special, self._special_tokens)
+        if not allowed:
+            return self.encode_ordinary(text)
+        ids = []
+        try:
+            # odd pieces are allowed special strings, even pieces ordinary text
+            for i, piece in enumerate(split_on_specials(text, allowed)):
+                if i % 2:
+                    ids.append(self._special_tokens[piece])
+                else:
+                    ids += self._encode_ordinary(piece)
+        except UnicodeEncodeError:
+            raise _lone_surrogate_error(text) from None
+        return ids
+
+    def _encode_ordinary(self, text):
+        cache = self._cache
+        ids = []
+        for chunk in self._split(text):
+            chunk_ids = cache.get(chunk)
+            if chunk_ids is None:
+                chunk_ids = self._encode_chunk(chunk)
+            ids += chunk_ids
+        return ids
+
+    def _encode_chunk(self, chunk):
+        byte_ids = self.byte_ids
+        ids = merge_by_rank([byte_ids[b] for b in chunk.encode("utf-8")], self._ranks)
+        if len(self._cache) >= _CACHE_SIZE:
+            self._cache.clear()
+        self._cache[chunk] = ids
+        return ids
+
+    # ---- decoding ------------------------------------------------------------
+
+    def decode_bytes(self, ids):
+        """Token ids -> the bytes they stand for.
+
+        >>> BPETokenizer().decode_bytes([104, 105])
+        b'hi'
+        """
+        id_to_bytes = self._id_to_bytes
+        if not isinstance(ids, (list, tuple)):
+            ids = list(ids)  # we may read it twice (numpy arrays, generators)
+        try:
+            return b"".join([id_to_bytes[idx] for idx in ids])
+        except (KeyError, TypeError):
+            pass
+        for idx in ids:  # name the culprit
+            if idx not in id_to_bytes:
+                raise ValueError(f"unknown token id {idx!r}: not in the vocabulary "
+                                 f"of {self!r}") from None
+        raise AssertionError("unreachable")
+
+    def decode(self, ids):
+        """Token ids -> text; bytes that are not valid UTF-8 become U+FFFD.
+
+        >>> tok = BPETokenizer()
+        >>> tok.decode(tok.encode("é")[:1])  # half of a two-byte character
+        '\ufffd'
+        """
+        return self.decode_bytes(ids).decode("utf-8", errors="replace")
+
+    # ---- files ---------------------------------------------------------------
+
+    def save(self, path):
+        """Write the tokenizer as versioned UTF-8 text (see fileformat.py)."""
+        write_bpe(path, self.pattern, self.byte_ids, self.merges,
+                  self._special_tokens, self._vocab.__getitem__)
+
+    @classmethod
+    def load(cls, path):
+        """Read a file written by `save`; a malformed file raises ValueError."""
+        pattern, byte_ids, merges, special_tokens = read_bpe(path)
+        return cls._build(pattern, byte_ids, merges, special_tokens, path)
+
+    @classmethod
+    def from_gpt2(cls, encoder_json, vocab_bpe):
+        """GPT-2's `encoder.json` + `vocab.bpe`; ids equal tiktoken's "gpt2"."""
+        byte_ids, merges, special_tokens = read_gpt2(encoder_json, vocab_bpe)
+        return cls._build(GPT2_SPLIT_PATTERN, byte_ids, merges, special_tokens,
+                          encoder_json)
+
+    @classmethod
+    def from_tiktoken(cls, path, pattern=GPT4_SPLIT_PATTERN, special_tokens=None):
+        """A tiktoken rank file such as cl100k_base.tiktoken (gzipped or not)."""
+        byte_ids, merges = merges_from_ranks(read_tiktoken_ranks(path))
+        return cls._build(pattern, byte_ids, merges, special_tokens or {}, path)
+
+    @classmethod
+    def _build(cls, pattern, byte_ids, merges, special_tokens, source):
+        tok = cls(pattern)
+        tok._set_merges(merges, byte_ids)
+        try:
+            tok.register_special_tokens(special_tokens)
+        except ValueError as e:
+            raise ValueError(f"{source}: {e}") from None
+        return tok
+
+
+def _lone_surrogate_error(text):
+    """The error for text that UTF-8 cannot encode, naming the first culprit."""
+    for i, char in enumerate(text):
+        if "\ud800" <= char <= "\udfff":
+            return ValueError(
+                f"text[{i}] is a lone surrogate {char!r} (U+{ord(char):04X}), which "
+                "has no UTF-8 bytes; replace or remove it before encoding"
+            )
+    return ValueError("text cannot be encoded as UTF-8")

@@ -1,0 +1,150 @@
+"""Encoding and decoding: rank merging against a rescanning reference, round trips,
+lone surrogates, unknown ids, and the long chunk without whitespace."""
+
+import random
+import string
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from netcl_lite.text import BPETokenizer
+from netcl_lite.text.encode import merge_by_rank
+
+TRICKY = [
+    "",
+    "e\u0301 vs \u00e9, a\u0308\u0304",  # combining marks vs precomposed
+    "family \U0001F468\u200D\U0001F469\u200D\U0001F467\u200D\U0001F466!",  # ZWJ
+    "\U0001F1EB\U0001F1F7\U0001F1EF\U0001F1F5 flags, \U0001F44D\U0001F3FD",
+    "中文分词很难，日本語も。한국어",
+    "line one\r\nline two\r\n\r\n\n",
+    "no\u00a0break\u202fspace\u2003em",
+    "zero\u200bwidth\u200c\u200d\ufeffjoiners",
+    "  leading and trailing spaces   ",
+    "\t\ttabs\x00nul\x7fdel",
+    "numbers 1234567890 3.14159 ١٢٣",
+    "'s 're 'LL don't",
+    "<|endoftext|> <|eot_id|>",
+    "\U0010FFFF\U0001D11E\uFFFD",
+]
+
+
+def reference_encode_chunk(ids, ranks):
+    """The teaching encoder: rescan for the lowest-ranked pair after each merge."""
+    ids = list(ids)
+    while len(ids) > 1:
+        pairs = [(ranks.get(pair, float("inf")), pair) for pair in zip(ids, ids[1:])]
+        rank, pair = min(pairs)
+        if rank == float("inf"):
+            break
+        out, i = [], 0
+        while i < len(ids):
+            if tuple(ids[i:i + 2]) == pair:
+                out.append(rank)
+                i += 2
+            else:
+                out.append(ids[i])
+                i += 1
+        ids = out
+    return ids
+
+
+@st.composite
+def merges_and_ids(draw):
+    """A small random BPE model over 3 symbols and a chunk to encode with it."""
+    ranks = {}
+    for new_id in range(3, 3 + draw(st.integers(0, 12))):
+        pair = (draw(st.integers(0, new_id - 1)), draw(st.integers(0, new_id - 1)))
+        ranks.setdefault(pair, new_id)
+    return ranks, draw(st.lists(st.integers(0, 2), max_size=40))
+
+
+@settings(max_examples=300, deadline=None)
+@given(merges_and_ids())
+def test_merge_by_rank_equals_the_rescanning_reference(model):
+    ranks, ids = model
+    assert merge_by_rank(ids, ranks) == reference_encode_chunk(ids, ranks)
+
+
+def test_merge_by_rank_worked_examples():
+    ranks = {(97, 97): 256, (97, 98): 257, (256, 257): 258}
+    assert merge_by_rank([97, 97, 97, 98, 100], ranks) == [258, 100]
+    assert merge_by_rank([97, 97, 97], ranks) == [256, 97]
+    assert merge_by_rank([], ranks) == []
+    assert merge_by_rank([5], ranks) == [5]
+
+
+def test_encode_empty_string():
+    assert BPETokenizer().encode("") == []
+    assert BPETokenizer().encode_ordinary("") == []
+
+
+@pytest.mark.parametrize("text", TRICKY)
+def test_tricky_unicode_round_trips(text, shakespeare_tok, gpt2):
+    for tok in (shakespeare_tok, gpt2[0], BPETokenizer()):
+        ids = tok.encode(text)
+        assert tok.decode(ids) == text
+        assert tok.decode_bytes(ids) == text.encode("utf-8")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.characters(exclude_categories=("Cs",))))
+def test_arbitrary_text_round_trips(shakespeare_tok, text):
+    ids = shakespeare_tok.encode(text)
+    assert shakespeare_tok.decode(ids) == text
+    assert all(0 <= i < shakespeare_tok.vocab_size for i in ids)
+
+
+def test_trained_tokenizer_compresses_and_uses_the_cache(shakespeare_tok, shakespeare):
+    text = shakespeare[100_000:150_000]
+    ids = shakespeare_tok.encode(text)
+    assert len(ids) < 0.5 * len(text.encode("utf-8"))
+    assert shakespeare_tok.encode(text) == ids  # second time from the chunk cache
+
+
+def test_partial_utf8_decodes_to_replacement_character():
+    tok = BPETokenizer()
+    ids = tok.encode("\U0001F600")  # four bytes, four tokens in a fresh tokenizer
+    assert tok.decode(ids[:1]) == "\ufffd"
+    assert tok.decode(ids[:2] + tok.encode("ok")) == "\ufffdok"
+    assert tok.decode_bytes(ids[:1]) == b"\xf0"
+
+
+@pytest.mark.parametrize("bad_id", [99999, -1, 256])
+def test_unknown_id_raises_value_error_naming_it(bad_id):
+    tok = BPETokenizer()
+    with pytest.raises(ValueError, match=f"unknown token id {bad_id}"):
+        tok.decode([104, bad_id, 105])
+    with pytest.raises(ValueError, match=str(bad_id)):
+        tok.decode_bytes(iter([bad_id]))
+
+
+def test_numpy_ids_decode():
+    np = pytest.importorskip("numpy")
+    tok = BPETokenizer()
+    assert tok.decode(np.array(tok.encode("hi"), dtype=np.int32)) == "hi"
+
+
+@pytest.mark.parametrize("text, index", [("ab\ud800c", 2), ("\udfff", 0),
+                                         ("x <|s|> y \ud83d", 10)])
+def test_lone_surrogates_raise_a_clear_value_error(text, index):
+    tok = BPETokenizer()
+    tok.register_special_tokens({"<|s|>": 300})
+    for encode in (tok.encode, tok.encode_ordinary,
+                   lambda t: tok.encode(t, allowed_special="all")):
+        with pytest.raises(ValueError, match=rf"text\[{index}\] is a lone surrogate"):
+            encode(text)
+
+
+def test_200k_characters_without_whitespace_encode_in_linear_time(gpt2):
+    tok, reference = gpt2
+    rng = random.Random(0)
+    for text in ("a" * 200_000,
+                 "".join(rng.choice(string.ascii_lowercase) for _ in range(200_000))):
+        start = time.perf_counter()
+        ids = tok.encode_ordinary(text)
+        seconds = time.perf_counter() - start
+        assert ids == reference.encode_ordinary(text)
+        # the benchmark's target is 1 s; a quadratic rescan would take minutes
+        assert seconds < 5, seconds

@@ -1,0 +1,94 @@
+"""GPT-2 and cl100k_base: ids identical to tiktoken's on 1.1 MB of real text."""
+
+import base64
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from netcl_lite.text import BPETokenizer
+from netcl_lite.text.pretrained import bytes_to_unicode, merges_from_ranks
+
+SAMPLES = [
+    "Hello world! It's 2024; we'll see   what\tthey've   done.\n\n",
+    "naïve café — 👨‍👩‍👧 🇫🇷 中文分词 ١٢٣ e\u0301\r\n\u00a0\u200b",
+    "    def f(x):\n        return x ** 2  # indentation\n",
+    "http://example.com/a?b=c&d=e 1234567890 3.14 $$$$ !!!???",
+]
+
+
+@pytest.fixture(params=["gpt2", "cl100k"])
+def pair(request):
+    """(our tokenizer, tiktoken's) for each pretrained vocabulary."""
+    return request.getfixturevalue(request.param)
+
+
+def test_ids_equal_tiktoken_on_all_of_tinyshakespeare(pair, shakespeare):
+    ours, reference = pair
+    assert len(shakespeare.encode("utf-8")) > 1_000_000
+    ids = ours.encode(shakespeare)
+    assert ids == reference.encode_ordinary(shakespeare)
+    assert ours.decode(ids) == shakespeare
+
+
+@pytest.mark.parametrize("text", SAMPLES)
+def test_ids_equal_tiktoken_on_samples(pair, text):
+    ours, reference = pair
+    assert ours.encode(text) == reference.encode_ordinary(text)
+    assert ours.decode(reference.encode(text)) == reference.decode(ours.encode(text))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.characters(exclude_categories=("Cs",)), max_size=80))
+def test_ids_equal_tiktoken_on_arbitrary_text(gpt2, cl100k, text):
+    for ours, reference in (gpt2, cl100k):
+        assert ours.encode(text) == reference.encode_ordinary(text)
+
+
+def test_special_tokens_match_tiktoken(pair):
+    ours, reference = pair
+    text = "a<|endoftext|>b <|endoftext|>"
+    assert ours.encode(text, allowed_special="all") == reference.encode(
+        text, allowed_special="all")
+    assert ours.encode(text) == reference.encode_ordinary(text)  # plain text
+    assert ours.vocab_size == reference.n_vocab
+
+
+def test_every_token_has_tiktokens_bytes(pair):
+    ours, reference = pair
+    n = 256 + len(ours.merges)  # regular tokens: bytes, then one per merge
+    for i in range(n):
+        assert ours.decode_bytes([i]) == reference.decode_single_token_bytes(i), i
+
+
+def test_bytes_to_unicode_is_a_printable_bijection():
+    table = bytes_to_unicode()
+    assert sorted(table) == list(range(256))
+    assert len(set(table.values())) == 256
+    assert all(c.isprintable() and not c.isspace() for c in table.values())
+
+
+def test_gpt2_has_the_endoftext_token(gpt2):
+    ours, _ = gpt2
+    assert ours.special_tokens == {"<|endoftext|>": 50256}
+    assert len(ours.merges) == 50_000
+
+
+def test_rank_file_errors(tmp_path):
+    bad = tmp_path / "bad.tiktoken"
+    bad.write_text("IQ== 0\nnot-base64!! 1\n")
+    with pytest.raises(ValueError, match="line 2: expected 'base64 rank'"):
+        BPETokenizer.from_tiktoken(bad)
+    gaps = tmp_path / "gaps.tiktoken"
+    lines = [f"{base64.b64encode(bytes([b])).decode()} {b + (b > 100)}"
+             for b in range(256)]
+    gaps.write_text("\n".join(lines))
+    with pytest.raises(ValueError, match="without gaps"):
+        BPETokenizer.from_tiktoken(gaps)
+
+
+def test_merges_from_ranks_needs_two_lower_ranked_parts():
+    ranks = {bytes([b]): b for b in range(256)}
+    ranks[b"abc"] = 256  # neither "ab" nor "bc" exists
+    with pytest.raises(ValueError, match="not a merge of two"):
+        merges_from_ranks(ranks)
