@@ -62,6 +62,7 @@ class BPETokenizer:
         for text, idx in self._special_tokens.items():
             self._id_to_bytes[idx] = text.encode("utf-8")
         self._cache = {}  # chunk -> ids
+        self._whole_tokens = {}  # chunk -> [id]; set only for tiktoken vocabularies
 
     @property
     def vocab_size(self):
@@ -163,12 +164,31 @@ class BPETokenizer:
         return ids
 
     def _encode_chunk(self, chunk):
-        byte_ids = self.byte_ids
-        ids = merge_by_rank([byte_ids[b] for b in chunk.encode("utf-8")], self._ranks)
+        ids = self._whole_tokens.get(chunk)
+        if ids is None:
+            byte_ids = self.byte_ids
+            chunk_ids = [byte_ids[b] for b in chunk.encode("utf-8")]
+            ids = merge_by_rank(chunk_ids, self._ranks)
         if len(self._cache) >= _CACHE_SIZE:
             self._cache.clear()
         self._cache[chunk] = ids
         return ids
+
+    def _use_whole_tokens(self):
+        """tiktoken's rule: a chunk that is itself a token encodes as that token.
+
+        For GPT-2 and cl100k this is part of the definition (tiktoken checks the
+        whole chunk before merging), and most chunks of English are whole
+        tokens, so it also skips most merge work. A tokenizer trained here does
+        not use it: merging by rank may split such a chunk differently.
+        """
+        whole = {}
+        for idx, raw in self._vocab.items():
+            try:
+                whole[raw.decode("utf-8")] = [idx]
+            except UnicodeDecodeError:
+                pass  # a token that is part of a character is never a whole chunk
+        self._whole_tokens = whole
 
     # ---- decoding ------------------------------------------------------------
 
@@ -218,18 +238,22 @@ class BPETokenizer:
         """GPT-2's `encoder.json` + `vocab.bpe`; ids equal tiktoken's "gpt2"."""
         byte_ids, merges, special_tokens = read_gpt2(encoder_json, vocab_bpe)
         return cls._build(GPT2_SPLIT_PATTERN, byte_ids, merges, special_tokens,
-                          encoder_json)
+                          encoder_json, source_is_tiktoken=True)
 
     @classmethod
     def from_tiktoken(cls, path, pattern=GPT4_SPLIT_PATTERN, special_tokens=None):
         """A tiktoken rank file such as cl100k_base.tiktoken (gzipped or not)."""
         byte_ids, merges = merges_from_ranks(read_tiktoken_ranks(path))
-        return cls._build(pattern, byte_ids, merges, special_tokens or {}, path)
+        return cls._build(pattern, byte_ids, merges, special_tokens or {}, path,
+                          source_is_tiktoken=True)
 
     @classmethod
-    def _build(cls, pattern, byte_ids, merges, special_tokens, source):
+    def _build(cls, pattern, byte_ids, merges, special_tokens, source,
+               source_is_tiktoken=False):
         tok = cls(pattern)
         tok._set_merges(merges, byte_ids)
+        if source_is_tiktoken:
+            tok._use_whole_tokens()
         try:
             tok.register_special_tokens(special_tokens)
         except ValueError as e:
