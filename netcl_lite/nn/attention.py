@@ -67,7 +67,7 @@ class MultiHeadAttention(Module):
         x = F.reshape(x, (B, S, n, self.head_dim))  # (B, S, n, Dh)
         return F.transpose(x, 1, 2)                 # (B, n, S, Dh)
 
-    def forward(self, x, offset=0):
+    def forward(self, x, offset=0, cache=None):
         x = as_node(x)
         self.check_input(x, offset)
         B, S, _ = x.shape
@@ -76,6 +76,8 @@ class MultiHeadAttention(Module):
         k = self.split_heads(F.matmul(x, self.wk), HKV)  # (B, HKV, S, Dh)
         v = self.split_heads(F.matmul(x, self.wv), HKV)  # (B, HKV, S, Dh)
         q, k = self.rotate(q, offset), self.rotate(k, offset)
+        if cache is not None:  # KV-cache (nn/kv_cache.py): past k, v first
+            k, v = cache.append(k, v)                    # (B, HKV, Sk, Dh)
         # GQA: each kv head serves H // HKV query heads (a no-op when H == HKV)
         k = F.repeat_kv(k, H // HKV)                     # (B, H, S, Dh)
         v = F.repeat_kv(v, H // HKV)                     # (B, H, S, Dh)
