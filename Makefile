@@ -22,8 +22,10 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e ".[dev]"
 	@touch $(STAMP)
 
+NBVAL := --nbval --nbval-current-env --nbval-sanitize-with chapters/sanitize.cfg
+
 test: install
-	$(PY) -m pytest
+	$(PY) -m pytest tests chapters $(NBVAL)
 
 course: install
 	$(PY) -m pytest -q tests/test_section6.py
