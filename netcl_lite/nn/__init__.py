@@ -1,9 +1,20 @@
 """Modules: parameter containers built from ``netcl_lite.functional`` ops."""
 
 from netcl_lite.nn.attention import MultiHeadAttention
+from netcl_lite.nn.block import DecoderBlock
+from netcl_lite.nn.checkpoint import load_checkpoint, save_checkpoint
 from netcl_lite.nn.embedding import Embedding
+from netcl_lite.nn.feed_forward import SwiGLU
+from netcl_lite.nn.kv_cache import KVCache
 from netcl_lite.nn.linear import Linear
+from netcl_lite.nn.model import DecoderConfig, DecoderLM
 from netcl_lite.nn.module import Module
+from netcl_lite.nn.norm import RMSNorm
 from netcl_lite.nn.transformer import RotaryAttention
 
-__all__ = ["Module", "Linear", "Embedding", "MultiHeadAttention", "RotaryAttention"]
+__all__ = [
+    "Module", "Linear", "Embedding", "MultiHeadAttention", "RotaryAttention",
+    # the decoder (chapter 09)
+    "RMSNorm", "SwiGLU", "DecoderBlock", "DecoderConfig", "DecoderLM", "KVCache",
+    "save_checkpoint", "load_checkpoint",
+]

@@ -1,0 +1,46 @@
+"""``DecoderBlock``: one layer of a LLaMA-style decoder (chapter 09).
+
+    h   = x + Attention(RMSNorm(x))          # tokens read from each other
+    out = h + SwiGLU(RMSNorm(h))             # each token thinks alone
+
+Pre-norm: each sub-layer sees a normalised copy of the residual stream and
+adds its answer back, so the stream itself is never rescaled and gradients
+reach early layers through the identity paths. The attention is
+``RotaryAttention`` (RoPE on q and k, grouped kv heads).
+
+>>> import numpy as np
+>>> from netcl_lite.core.device import manager
+>>> from netcl_lite.core.tensor import Tensor
+>>> q = manager.default("cpu").queue
+>>> block = DecoderBlock(q, dim=16, n_heads=4, n_kv_heads=2, max_seq_len=8,
+...                      hidden_dim=40)
+>>> block(Tensor.from_host(q, np.ones((2, 5, 16)))).shape     # (B, S, D)
+(2, 5, 16)
+>>> [name for name, _ in block.named_parameters()][:3]
+['attn_norm.weight', 'attn.wq', 'attn.wk']
+"""
+
+import netcl_lite.functional as F
+from netcl_lite.autograd import as_node
+from netcl_lite.nn.feed_forward import SwiGLU
+from netcl_lite.nn.module import Module
+from netcl_lite.nn.norm import RMSNorm
+from netcl_lite.nn.transformer import RotaryAttention
+
+
+class DecoderBlock(Module):
+    def __init__(self, queue, dim, n_heads, n_kv_heads, max_seq_len, hidden_dim,
+                 base=10000.0, eps=1e-6, seed=0):
+        self.attn_norm = RMSNorm(queue, dim, eps)
+        self.attn = RotaryAttention(queue, dim, n_heads, n_kv_heads, max_seq_len,
+                                    base=base, seed=seed)
+        self.ffn_norm = RMSNorm(queue, dim, eps)
+        self.ffn = SwiGLU(queue, dim, hidden_dim, seed=seed + 1)
+
+    def forward(self, x, offset=0, cache=None):
+        """x (B, S, D) at positions offset.. -> (B, S, D); cache: a LayerCache."""
+        x = as_node(x)
+        self.attn.check_input(x, offset)  # shapes and positions, before any kernel
+        a = self.attn(self.attn_norm(x), offset=offset, cache=cache)
+        h = F.add(x, a)                                # (B, S, D) residual
+        return F.add(h, self.ffn(self.ffn_norm(h)))    # (B, S, D) residual

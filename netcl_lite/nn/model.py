@@ -1,0 +1,263 @@
+"""``DecoderLM``: a small LLaMA-style language model (chapter 09).
+
+    ids (B, S) -> token embedding (B, S, D)
+               -> n_layers x DecoderBlock (RMSNorm, RoPE attention with GQA,
+                  residual, RMSNorm, SwiGLU, residual)
+               -> final RMSNorm -> output head (B, S, V): next-token logits
+
+>>> import numpy as np
+>>> from netcl_lite.core.device import manager
+>>> q = manager.default("cpu").queue
+>>> cfg = DecoderConfig(vocab_size=50, dim=16, n_layers=1, n_heads=2,
+...                     n_kv_heads=1, max_seq_len=8, seed=0)
+>>> model = DecoderLM(q, cfg)
+>>> model(np.zeros((2, 5), np.int32)).shape                 # (B, S, V)
+(2, 5, 50)
+>>> len(model.generate([1, 2, 3], max_new_tokens=4, top_k=10, seed=0))
+4
+
+``generate`` samples on the host from the last row of logits: divide by the
+temperature, keep the ``top_k`` largest, softmax, draw with a seeded
+``numpy`` generator. With ``use_cache=True`` it feeds one token per step
+through a ``KVCache``; with ``use_cache=False`` it recomputes the whole
+context every step (same tokens, much slower).
+"""
+
+import dataclasses
+import math
+
+import numpy as np
+
+import netcl_lite.functional as F
+from netcl_lite.autograd import Node
+from netcl_lite.core.tensor import Tensor
+from netcl_lite.nn.block import DecoderBlock
+from netcl_lite.nn.embedding import Embedding
+from netcl_lite.nn.kv_cache import KVCache
+from netcl_lite.nn.linear import Linear
+from netcl_lite.nn.module import Module
+from netcl_lite.nn.norm import RMSNorm
+
+
+def swiglu_hidden(dim, multiple_of=32):
+    """8/3 dim rounded up to a multiple: 128 -> 352 (LLaMA's choice)."""
+    hidden = int(8 * dim / 3)
+    return multiple_of * -(-hidden // multiple_of)
+
+
+@dataclasses.dataclass
+class DecoderConfig:
+    """Every number that fixes the model's shapes, plus its init seed."""
+
+    vocab_size: int
+    dim: int = 128
+    n_layers: int = 2
+    n_heads: int = 4
+    n_kv_heads: int = 2
+    max_seq_len: int = 64
+    hidden_dim: int = 0          # 0: swiglu_hidden(dim)
+    rope_base: float = 10000.0
+    norm_eps: float = 1e-6
+    seed: int = 0
+
+    def __post_init__(self):
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            want = float if f.type in (float, "float") else int
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or (
+                    want is int and not float(value).is_integer()):
+                raise ValueError(
+                    f"DecoderConfig: {f.name} must be {want.__name__}, got {value!r}"
+                )
+            setattr(self, f.name, want(value))
+        for name in ("vocab_size", "dim", "n_layers", "n_heads", "n_kv_heads",
+                     "max_seq_len"):
+            if getattr(self, name) <= 0:
+                raise ValueError(
+                    f"DecoderConfig: {name} must be positive, got {getattr(self, name)}"
+                )
+        if self.hidden_dim < 0:
+            raise ValueError(f"DecoderConfig: hidden_dim must be >= 0, got "
+                             f"{self.hidden_dim}")
+        if self.hidden_dim == 0:
+            self.hidden_dim = swiglu_hidden(self.dim)
+
+    def to_dict(self):
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data):
+        """Build from a dict; unknown or missing keys -> ValueError."""
+        if not isinstance(data, dict):
+            raise ValueError(
+                f"DecoderConfig: expected a dict, got {type(data).__name__}"
+            )
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise ValueError(f"DecoderConfig: unknown keys {unknown}")
+        if "vocab_size" not in data:
+            raise ValueError("DecoderConfig: missing key 'vocab_size'")
+        return cls(**data)
+
+
+def sample_next(logits, temperature=1.0, top_k=None, rng=None):
+    """One id drawn from logits (V,): temperature 0 means argmax.
+
+    >>> sample_next(np.array([1.0, 3.0, 2.0]), temperature=0.0)
+    1
+    >>> rng = np.random.default_rng(0)
+    >>> sample_next(np.array([1.0, 3.0, 2.0]), top_k=1, rng=rng)  # only id 1 left
+    1
+    """
+    z = np.asarray(logits, np.float64).ravel()
+    if temperature == 0:
+        return int(np.argmax(z))
+    z = z / temperature
+    if top_k is not None and top_k < z.size:
+        kth = np.partition(z, -top_k)[-top_k]     # the k-th largest logit
+        z = np.where(z >= kth, z, -np.inf)        # ties with it stay in
+    p = np.exp(z - z.max())
+    rng = np.random.default_rng() if rng is None else rng
+    return int(rng.choice(z.size, p=p / p.sum()))
+
+
+class DecoderLM(Module):
+    def __init__(self, queue, config):
+        if not isinstance(config, DecoderConfig):
+            raise ValueError(
+                f"DecoderLM needs a DecoderConfig, got {type(config).__name__}"
+            )
+        c = self.config = config
+        self.queue = queue
+        # every sub-module draws from its own seed, derived in a fixed order
+        seeds = np.random.default_rng(c.seed).integers(0, 2**31 - 2,
+                                                       size=c.n_layers + 2)
+        self.tok_emb = Embedding(queue, c.vocab_size, c.dim, seed=int(seeds[0]))
+        self.blocks = [
+            DecoderBlock(queue, c.dim, c.n_heads, c.n_kv_heads, c.max_seq_len,
+                         c.hidden_dim, base=c.rope_base, eps=c.norm_eps,
+                         seed=int(seeds[1 + i]))
+            for i in range(c.n_layers)
+        ]
+        self.norm = RMSNorm(queue, c.dim, c.norm_eps)
+        self.head = Linear(queue, c.dim, c.vocab_size, seed=int(seeds[-1]))
+
+    def num_parameters(self):
+        return sum(math.prod(p.shape) for p in self.parameters())
+
+    def _ids(self, ids):
+        """numpy / list / Tensor / node of int ids -> an int32 (B, S) Tensor."""
+        if isinstance(ids, Node):
+            ids = ids.value
+        if not isinstance(ids, Tensor):
+            ids = Tensor.from_host(self.queue, np.asarray(ids))
+        if ids.dtype != np.int32 or len(ids.shape) != 2 or 0 in ids.shape:
+            raise ValueError(
+                f"DecoderLM expects int ids of shape (B, S), got {ids.shape} "
+                f"{ids.dtype}"
+            )
+        return ids
+
+    def forward(self, ids, cache=None, last_only=False):
+        """Logits (B, S, V) for ids (B, S); with a KVCache, the ids continue
+        the cached positions. last_only: logits of the last position only,
+        (B, 1, V), as sampling needs (no gradient flows through that cut)."""
+        ids = self._ids(ids)
+        B, S = ids.shape
+        offset = 0 if cache is None else cache.length
+        if offset + S > self.config.max_seq_len:
+            raise ValueError(
+                f"positions {offset}..{offset + S - 1} exceed max_seq_len "
+                f"{self.config.max_seq_len} (S = {S}, cached = {offset})"
+            )
+        if cache is not None and len(cache.layers) != len(self.blocks):
+            raise ValueError(
+                f"cache has {len(cache.layers)} layers, the model "
+                f"{len(self.blocks)}"
+            )
+        x = self.tok_emb(ids)                                  # (B, S, D)
+        for i, block in enumerate(self.blocks):
+            x = block(x, offset, None if cache is None else cache.layers[i])
+        x = self.norm(x)                                       # (B, S, D)
+        if last_only:
+            x = Tensor.from_host(self.queue, x.value.to_host()[:, -1:])  # (B, 1, D)
+        return self.head(x)                                    # (B, S, V)
+
+    def loss(self, ids, targets):
+        """Mean next-token cross-entropy; targets (B, S) are ids shifted by one."""
+        return F.cross_entropy(self(ids), self._ids(targets))
+
+    def generate(self, prompt, max_new_tokens, temperature=1.0, top_k=None,
+                 seed=0, use_cache=True):
+        """Continue one prompt (a list of ids); returns the new ids only.
+
+        Without the cache the context is cropped to the last max_seq_len
+        tokens; with it, prompt + new tokens must fit in max_seq_len.
+        """
+        prompt = [int(t) for t in np.asarray(prompt).ravel()]
+        V, T = self.config.vocab_size, self.config.max_seq_len
+        self._check_generate(prompt, max_new_tokens, temperature, top_k,
+                             use_cache)
+        rng = np.random.default_rng(seed)
+        ids = list(prompt)
+        cache = KVCache(len(self.blocks)) if use_cache else None
+        feed = ids                           # what the next forward must read
+        for _ in range(max_new_tokens):
+            context = feed if use_cache else ids[-T:]
+            logits = self.forward(np.array([context], np.int32), cache,
+                                  last_only=True)            # (1, 1, V)
+            nxt = sample_next(logits.value.to_host()[0, -1], temperature, top_k,
+                              rng)
+            assert 0 <= nxt < V
+            ids.append(nxt)
+            feed = [nxt]
+        return ids[len(prompt):]
+
+    def _check_generate(self, prompt, max_new_tokens, temperature, top_k,
+                        use_cache):
+        V, T = self.config.vocab_size, self.config.max_seq_len
+        if not prompt:
+            raise ValueError("generate: the prompt needs at least one token")
+        bad = [t for t in prompt if not 0 <= t < V]
+        if bad:
+            raise ValueError(f"generate: prompt id {bad[0]} is outside [0, {V})")
+        if not isinstance(max_new_tokens, (int, np.integer)) or max_new_tokens < 0:
+            raise ValueError(
+                f"generate: max_new_tokens must be an int >= 0, got {max_new_tokens!r}"
+            )
+        if not (isinstance(temperature, (int, float)) and
+                math.isfinite(temperature) and temperature >= 0):
+            raise ValueError(
+                f"generate: temperature must be a finite number >= 0, got "
+                f"{temperature!r}"
+            )
+        if top_k is not None and (not isinstance(top_k, (int, np.integer))
+                                  or not 1 <= top_k <= V):
+            raise ValueError(f"generate: top_k must be None or 1..{V}, got {top_k!r}")
+        if use_cache and len(prompt) + max_new_tokens - 1 > T:
+            raise ValueError(
+                f"generate: prompt ({len(prompt)}) + max_new_tokens "
+                f"({max_new_tokens}) - 1 > max_seq_len {T}: the cache would "
+                f"overflow; use use_cache=False for longer output"
+            )
+
+    def attention_maps(self, ids):
+        """The attention weights of every layer: a list of (B, H, S, S) arrays.
+
+        ``F.scaled_dot_product_attention`` may never store these weights (a
+        fused kernel streams them), so they are recomputed here from the
+        layer's q and k with ``F.attention_weights``.
+        """
+        x = self.tok_emb(self._ids(ids))                       # (B, S, D)
+        maps = []
+        for block in self.blocks:
+            a = block.attn
+            h = block.attn_norm(x)
+            q = a.rotate(a.split_heads(F.matmul(h, a.wq), a.n_heads), 0)
+            k = a.rotate(a.split_heads(F.matmul(h, a.wk), a.n_kv_heads), 0)
+            k = F.repeat_kv(k, a.n_heads // a.n_kv_heads)      # (B, H, S, Dh)
+            A = F.attention_weights(q, k, causal=a.causal)     # (B, H, S, S)
+            maps.append(A.value.to_host())
+            x = block(x)
+        return maps

@@ -1,0 +1,116 @@
+"""``AdamW``: Adam with decoupled weight decay (``kernels/adamw.cl``;
+chapter 09).
+
+Adam keeps two running means per value, m of the gradient and v of its
+square, and steps by m / sqrt(v): every parameter moves at about ``lr`` per
+step whatever the scale of its gradient. AdamW shrinks the weights
+separately, p <- p (1 - lr wd), instead of adding wd p to the gradient
+(which Adam's division would undo).
+
+>>> import numpy as np
+>>> import netcl_lite.autograd as ag
+>>> import netcl_lite.functional as F
+>>> from netcl_lite.core.device import manager
+>>> from netcl_lite.core.tensor import Tensor
+>>> q = manager.default("cpu").queue
+>>> w = ag.tensor(Tensor.from_host(q, [1.0, -2.0]))
+>>> opt = AdamW([w], lr=0.1, weight_decay=0.0)
+>>> with ag.Tape() as tape:
+...     loss = F.sum(F.mul(w, w))
+>>> tape.backward(loss)
+>>> opt.step()                  # the first step moves each value by lr
+>>> np.round(w.value.to_host(), 4)
+array([ 0.9, -1.9], dtype=float32)
+
+Parameters may come in groups with their own weight decay, as in PyTorch:
+``AdamW([{"params": weights, "weight_decay": 0.1},
+{"params": gains, "weight_decay": 0.0}], lr=3e-3)``.
+"""
+
+import math
+
+import numpy as np
+
+from netcl_lite.autograd import Node
+from netcl_lite.core.program import LOCAL_1D, launch
+from netcl_lite.core.tensor import Tensor
+
+
+def _number(name, value, low, high=math.inf, low_open=False):
+    ok = isinstance(value, (int, float, np.floating, np.integer)) and \
+        not isinstance(value, bool) and math.isfinite(value)
+    if ok:
+        ok = (value > low if low_open else value >= low) and value < high
+    if not ok:
+        bound = f"({low}, {high})" if low_open else f"[{low}, {high})"
+        raise ValueError(f"AdamW: {name} must lie in {bound}, got {value!r}")
+    return float(value)
+
+
+class AdamW:
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
+                 weight_decay=0.01):
+        self.lr = _number("lr", lr, 0.0)
+        if len(betas) != 2:
+            raise ValueError(f"AdamW: betas must be a pair, got {betas!r}")
+        self.betas = (_number("beta1", betas[0], 0.0, 1.0),
+                      _number("beta2", betas[1], 0.0, 1.0))
+        self.eps = _number("eps", eps, 0.0, low_open=True)
+        params = list(params)
+        if params and isinstance(params[0], dict):
+            groups = params
+        else:
+            groups = [{"params": params}]
+        self.groups, seen = [], set()
+        for i, group in enumerate(groups):
+            wd = _number(f"weight_decay of group {i}",
+                         group.get("weight_decay", weight_decay), 0.0)
+            ps = list(group["params"])
+            for p in ps:
+                if not isinstance(p, Node) or not p.requires_grad \
+                        or p.dtype != np.float32:
+                    raise ValueError(
+                        f"AdamW: parameters must be float32 nodes that require "
+                        f"a gradient, got {p!r}"
+                    )
+                if id(p) in seen:
+                    raise ValueError(f"AdamW: parameter {p!r} appears twice")
+                seen.add(id(p))
+            self.groups.append({"params": ps, "weight_decay": wd})
+        if not seen:
+            raise ValueError("AdamW: got no parameters")
+        self.t = 0          # steps taken
+        self.state = {}     # id(param) -> (m, v) Tensors, created on first step
+
+    def parameters(self):
+        return [p for group in self.groups for p in group["params"]]
+
+    def zero_grad(self):
+        for p in self.parameters():
+            p.grad = None
+
+    def step(self):
+        """One update of every parameter that has a gradient."""
+        params = [p for p in self.parameters() if p.grad is not None]
+        for p in params:  # all checks before the first kernel
+            if p.grad.shape != p.shape:
+                raise ValueError(
+                    f"AdamW: gradient {p.grad.shape} does not match parameter "
+                    f"{p!r}"
+                )
+        self.t += 1
+        b1, b2 = self.betas
+        c1 = 1.0 - b1 ** self.t                  # bias corrections, float64
+        sqrt_c2 = math.sqrt(1.0 - b2 ** self.t)
+        for group in self.groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                if id(p) not in self.state:
+                    self.state[id(p)] = (Tensor.zeros(p.queue, p.shape),
+                                         Tensor.zeros(p.queue, p.shape))
+                m, v = self.state[id(p)]
+                n = p.value.size
+                launch(p.queue, "adamw", "adamw_step", (n,), LOCAL_1D,
+                       p.value, p.grad, m, v, n, self.lr, b1, b2, self.eps,
+                       group["weight_decay"], c1, sqrt_c2)

@@ -1,0 +1,61 @@
+"""``clip_grad_norm``: rescale every gradient together when their global
+L2 norm exceeds ``max_norm`` (``kernels/clip.cl``; chapter 09).
+
+One unlucky batch can produce a gradient many times the usual size; with
+clipping its step keeps its direction but not its length.
+
+>>> import numpy as np
+>>> import netcl_lite.autograd as ag
+>>> from netcl_lite.core.device import manager
+>>> from netcl_lite.core.tensor import Tensor
+>>> q = manager.default("cpu").queue
+>>> w = ag.tensor(Tensor.from_host(q, [0.0, 0.0]))
+>>> w.grad = Tensor.from_host(q, [3.0, 4.0])          # norm 5
+>>> round(clip_grad_norm([w], max_norm=1.0), 4)       # returns the norm before
+5.0
+>>> np.round(w.grad.to_host(), 4)                     # now of norm 1
+array([0.6, 0.8], dtype=float32)
+"""
+
+import math
+
+import numpy as np
+
+from netcl_lite.core.program import LOCAL_1D, launch
+from netcl_lite.core.tensor import Tensor
+from netcl_lite.functional.elementwise import scale_tensor
+
+PARTS = 64  # partial sums per gradient
+
+
+def grad_norm(params):
+    """sqrt(sum of every gradient value squared), over params with a grad."""
+    grads = [p.grad for p in params if p.grad is not None]
+    if not grads:
+        return 0.0
+    q = grads[0].queue
+    partial = Tensor.zeros(q, (len(grads) * PARTS,))   # (n_grads * PARTS,)
+    for i, g in enumerate(grads):
+        n = g.size
+        parts = min(PARTS, max(n, 1))
+        chunk = -(-n // parts) if n else 1
+        launch(q, "clip", "sum_squares_partial", (parts,), LOCAL_1D,
+               g, partial, n, chunk, parts, i * PARTS)
+    return math.sqrt(float(np.sum(partial.to_host(), dtype=np.float64)))
+
+
+def clip_grad_norm(params, max_norm):
+    """Scale gradients by max_norm / norm when norm > max_norm; returns norm."""
+    if not (isinstance(max_norm, (int, float)) and max_norm > 0
+            and math.isfinite(max_norm)):
+        raise ValueError(f"clip_grad_norm: max_norm must be > 0, got {max_norm!r}")
+    params = list(params)
+    norm = grad_norm(params)
+    if not math.isfinite(norm):
+        raise ValueError(f"clip_grad_norm: the gradient norm is {norm}")
+    if norm > max_norm:
+        c = max_norm / (norm + 1e-6)
+        for p in params:
+            if p.grad is not None:
+                p.grad = scale_tensor(p.grad, c)
+    return norm
