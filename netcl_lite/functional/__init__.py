@@ -6,13 +6,15 @@ backward kernel.
 """
 
 from netcl_lite.functional.attention import (
+    attention_naive,
     attention_weights,
     scaled_dot_product_attention,
 )
 from netcl_lite.functional.cross_entropy import cross_entropy
 from netcl_lite.functional.elementwise import add, mul, scale
 from netcl_lite.functional.embedding import embedding
-from netcl_lite.functional.matmul import matmul
+from netcl_lite.functional.flash_attention import flash_attention
+from netcl_lite.functional.matmul import matmul, matmul_simple
 from netcl_lite.functional.reduce import sum
 from netcl_lite.functional.repeat_kv import repeat_kv
 from netcl_lite.functional.rms_norm import rms_norm
@@ -23,11 +25,12 @@ from netcl_lite.functional.softmax import softmax
 
 __all__ = [
     # elementwise, reductions, products
-    "add", "mul", "scale", "sum", "matmul",
+    "add", "mul", "scale", "sum", "matmul", "matmul_simple",
     # shapes
     "reshape", "permute", "transpose",
     # attention
     "softmax", "attention_weights", "scaled_dot_product_attention",
+    "attention_naive", "flash_attention",
     "rope", "repeat_kv",
     # layers and losses
     "embedding", "rms_norm", "silu", "cross_entropy",

@@ -4,9 +4,11 @@
     O = A v                                 (..., Sq, dv)
 
 This is section 3 of the chapter, written as plain composition so autograd
-flows through every step. It keeps the whole (Sq, Sk) matrix A in memory:
-the simple path, and the oracle for a fused online-softmax kernel.
-The chapter's worked example (S = 3, d_k = 2):
+flows through every step: ``attention_naive``. It keeps the whole (Sq, Sk)
+matrix A in memory; it is the simple path and the oracle for the fused
+online-softmax kernel (``flash_attention.py``), which
+``scaled_dot_product_attention`` runs. The chapter's worked example
+(S = 3, d_k = 2):
 
 >>> import numpy as np
 >>> import netcl_lite.functional as F
@@ -34,14 +36,19 @@ import numpy as np
 from netcl_lite.autograd import record
 from netcl_lite.functional.checks import nodes
 from netcl_lite.functional.elementwise import scale
+from netcl_lite.functional.flash_attention import DMAX, flash_attention, heads
 from netcl_lite.functional.matmul import matmul, matmul_strided
+from netcl_lite.functional.repeat_kv import repeat_kv
+from netcl_lite.functional.shape import reshape
 from netcl_lite.functional.softmax import softmax
 
 FLOAT = np.dtype(np.float32)
 
 
-def _check(op, **named):
-    """ValueErrors naming the shapes, before any kernel runs."""
+def _check(op, gqa=False, **named):
+    """ValueErrors naming the shapes, before any kernel runs.
+
+    ``gqa``: q may have more heads than k (checked by ``heads``)."""
     for name, x in named.items():
         if x.dtype != FLOAT:
             raise ValueError(
@@ -52,7 +59,7 @@ def _check(op, **named):
                 f"{op}: {name} must be (..., S, d), got shape {x.shape}"
             )
     q, k = named["q"], named["k"]
-    if q.shape[:-2] != k.shape[:-2]:
+    if q.shape[:-2] != k.shape[:-2] and not gqa:
         raise ValueError(
             f"{op}: leading dims differ: q {q.shape} vs k {k.shape}"
         )
@@ -118,12 +125,36 @@ def attention_weights(q, k, causal=True):
     return softmax(logits, causal=causal)                # (..., Sq, Sk)
 
 
-def scaled_dot_product_attention(q, k, v, causal=True):
-    """A v with A = attention_weights(q, k, causal): (..., Sq, dv).
+def attention_naive(q, k, v, causal=True):
+    """matmul(attention_weights(q, k, causal), v): three kernels, (Sq, Sk) kept.
 
     q (..., Sq, d), k (..., Sk, d), v (..., Sk, dv), same leading dims.
+    The simple version of ``scaled_dot_product_attention`` and its oracle.
     """
-    q, k, v = nodes(q, k, v, dtype=None, op="scaled_dot_product_attention")
-    _check("scaled_dot_product_attention", q=q, k=k, v=v)
+    q, k, v = nodes(q, k, v, dtype=None, op="attention_naive")
+    _check("attention_naive", q=q, k=k, v=v)
     A = attention_weights(q, k, causal=causal)           # (..., Sq, Sk)
     return matmul(A, v)                                  # (..., Sq, dv)
+
+
+def scaled_dot_product_attention(q, k, v, causal=True):
+    """A v with A = attention_weights(q, k, causal): (..., H, Sq, dv).
+
+    q (..., H, Sq, d), k (..., HKV, Sk, d), v (..., HKV, Sk, dv); H == HKV
+    (or the same leading dims) is plain attention.
+    # GQA: query head h reads kv head h // (H // HKV), with no copies.
+    Runs the fused kernel (``flash_attention``, no (Sq, Sk) buffer); head
+    dims above 256 fall back to ``attention_naive``.
+    """
+    q, k, v = nodes(q, k, v, dtype=None, op="scaled_dot_product_attention")
+    _check("scaled_dot_product_attention", gqa=True, q=q, k=k, v=v)
+    batch, H, HKV = heads(q, k, v, op="scaled_dot_product_attention")
+    if q.shape[-1] <= DMAX and v.shape[-1] <= DMAX:
+        return flash_attention(q, k, v, causal=causal)
+    if H != HKV:  # the naive path needs one kv head per query head
+        def repeat(x):                                   # (..., HKV, Sk, d)
+            x = reshape(x, (batch, HKV, *x.shape[-2:]))
+            x = repeat_kv(x, H // HKV)                   # (batch, H, Sk, d)
+            return reshape(x, (*q.shape[:-2], *x.shape[-2:]))
+        k, v = repeat(k), repeat(v)
+    return attention_naive(q, k, v, causal=causal)

@@ -78,10 +78,9 @@ class MultiHeadAttention(Module):
         q, k = self.rotate(q, offset), self.rotate(k, offset)
         if cache is not None:  # KV-cache (nn/kv_cache.py): past k, v first
             k, v = cache.append(k, v)                    # (B, HKV, Sk, Dh)
-        # GQA: each kv head serves H // HKV query heads (a no-op when H == HKV)
-        k = F.repeat_kv(k, H // HKV)                     # (B, H, S, Dh)
-        v = F.repeat_kv(v, H // HKV)                     # (B, H, S, Dh)
-        o = F.scaled_dot_product_attention(q, k, v, causal=self.causal)
+        # GQA: each kv head serves H // HKV query heads (a no-op when H == HKV);
+        # the fused kernel reads kv head h // (H // HKV) itself, no copies
+        o = F.scaled_dot_product_attention(q, k, v, causal=self.causal)  # (B, H, S, Dh)
         o = F.transpose(o, 1, 2)                         # (B, S, H, Dh)
         o = F.reshape(o, (B, S, H * self.head_dim))      # (B, S, D)
         return F.matmul(o, self.wo)                      # (B, S, D)

@@ -1,0 +1,459 @@
+// Fused attention: O = softmax(q k^T / sqrt(d) + M) v without the S x S matrix.
+//   q, o  are (BH, Sq, D) and (BH, Sq, DV)    BH = B * H query heads
+//   k, v  are (BHKV, Sk, D) and (BHKV, Sk, DV) H = HKV * rep
+// GQA: query head h reads kv head h / rep (no copies of k and v).
+// causal: query i sees key j iff j <= i + (Sk - Sq); a row that sees nothing
+// gives zeros (the composed path's rule, kernels/softmax.cl).
+//
+// The simple version is attention.py's three kernels (scores, softmax,
+// matmul); it is the oracle here. This file computes the same thing the way
+// FlashAttention does, with CPU-friendly blocking:
+//   * k is packed as K^T panels of 16 keys, kt is (BHKV, Sp/16, D, 16), and v
+//     (likewise dO, q in the backward) as zero-padded rows, (BHKV, Sp, DVp):
+//     every inner-loop read is contiguous and nothing tests bounds there.
+//   * a forward work-item owns RT x TR = 2 x 6 query rows. Per block of
+//     BK = 64 keys it computes the 12 x 64 scores as 6 x 16 register tiles
+//     (the matmul kernel's tile), updates each row's running max m and sum l
+//     (online softmax), and adds P V into its 12 x DV output rows. The block
+//     of k and v (2 x 16 KB at d = 64) is read once for the 12 rows.
+//   * scores live in base 2: s2 = q.k * (log2(e) / sqrt(d)), so p = 2^(s2 - m)
+//     and the forward stores lse2 = m + log2(l) per row, which is all the
+//     backward needs to rebuild any block of P.
+// No builtins in the hot loops (PoCL's pip build calls them out of line):
+// plain a*b+c (contracted to FMA), float8 loads through pointer casts, and
+// exp2_poly below instead of exp2.
+
+#define TR 6       // query rows per work-item (the register tile's rows)
+#define TC 16      // keys per panel (the register tile's columns)
+#define BK 64      // keys per online-softmax block (four panels)
+#define DMAX 256
+#define RT 2   // largest head dim (python falls back beyond it)
+
+// 2^x for x <= 0 (x = -inf gives 0), no builtins. x = k + f with k an
+// integer and |f| <= 1/2; 2^f is its Taylor polynomial (error < 2e-7) and
+// 2^k is built in the exponent bits. Adding 1.5 * 2^23 rounds to an integer.
+float8 exp2_poly(float8 x) {
+    x = x > (float8)(-126.0f) ? x : (float8)(-126.0f);
+    float8 big = x + 12582912.0f;                 // 0x1.8p23
+    float8 kf = big - 12582912.0f;                // round(x)
+    int8 ki = as_int8(big) - 0x4B400000;          // the same, as an integer
+    float8 f = x - kf;
+    float8 p = 1.5403530e-4f;                     // ln2^6 / 6!
+    p = p * f + 1.3333558e-3f;
+    p = p * f + 9.6181291e-3f;
+    p = p * f + 5.5504109e-2f;
+    p = p * f + 2.4022651e-1f;
+    p = p * f + 6.9314718e-1f;
+    p = p * f + 1.0f;
+    float8 scale = as_float8((ki + 127) << 23);   // 2^k
+    float8 r = p * scale;
+    return x > (float8)(-126.0f) ? r : (float8)(0.0f);
+}
+
+float hmax8(float8 v) {
+    float4 a = v.lo > v.hi ? v.lo : v.hi;
+    float2 b = a.lo > a.hi ? a.lo : a.hi;
+    return b.x > b.y ? b.x : b.y;
+}
+
+float hsum8(float8 v) {
+    float4 a = v.lo + v.hi;
+    float2 b = a.lo + a.hi;
+    return b.x + b.y;
+}
+
+// s[r][0..16) = sum_c a[r][c] * p[c][0..16) for r < 6: a is (6, DMAX) in
+// private memory, p is one (D, 16) panel. Twelve float8 registers.
+void tile_6x16(__private const float *a, __global const float *p,
+               const int D, __private float *s, const int lds) {
+    float8 c00 = 0, c01 = 0, c10 = 0, c11 = 0, c20 = 0, c21 = 0;
+    float8 c30 = 0, c31 = 0, c40 = 0, c41 = 0, c50 = 0, c51 = 0;
+    for (int c = 0; c < D; c++) {
+        float8 b0 = *(__global const float8 *)(p + c * TC);
+        float8 b1 = *(__global const float8 *)(p + c * TC + 8);
+        float8 a0 = (float8)(a[c]);
+        c00 = a0 * b0 + c00; c01 = a0 * b1 + c01;
+        float8 a1 = (float8)(a[DMAX + c]);
+        c10 = a1 * b0 + c10; c11 = a1 * b1 + c11;
+        float8 a2 = (float8)(a[2 * DMAX + c]);
+        c20 = a2 * b0 + c20; c21 = a2 * b1 + c21;
+        float8 a3 = (float8)(a[3 * DMAX + c]);
+        c30 = a3 * b0 + c30; c31 = a3 * b1 + c31;
+        float8 a4 = (float8)(a[4 * DMAX + c]);
+        c40 = a4 * b0 + c40; c41 = a4 * b1 + c41;
+        float8 a5 = (float8)(a[5 * DMAX + c]);
+        c50 = a5 * b0 + c50; c51 = a5 * b1 + c51;
+    }
+    *(__private float8 *)(s + 0 * lds) = c00;
+    *(__private float8 *)(s + 0 * lds + 8) = c01;
+    *(__private float8 *)(s + 1 * lds) = c10;
+    *(__private float8 *)(s + 1 * lds + 8) = c11;
+    *(__private float8 *)(s + 2 * lds) = c20;
+    *(__private float8 *)(s + 2 * lds + 8) = c21;
+    *(__private float8 *)(s + 3 * lds) = c30;
+    *(__private float8 *)(s + 3 * lds + 8) = c31;
+    *(__private float8 *)(s + 4 * lds) = c40;
+    *(__private float8 *)(s + 4 * lds + 8) = c41;
+    *(__private float8 *)(s + 5 * lds) = c50;
+    *(__private float8 *)(s + 5 * lds + 8) = c51;
+}
+
+// o[r][0..DP) += sum_{j < nj} p[r][j] * v[j][0..DP) for r < 6: o is (6, DMAX)
+// and p is (6, BK) in private memory, v is (nj, DP) rows with DP % 16 == 0.
+// Per 16 columns: twelve float8 registers over the j loop.
+void tile_acc(__private float *o, __private const float *p,
+              __global const float *v, const int nj, const int DP) {
+    for (int c = 0; c < DP; c += 16) {
+        __private float *oc = o + c;
+        float8 c00 = *(__private float8 *)(oc);
+        float8 c01 = *(__private float8 *)(oc + 8);
+        float8 c10 = *(__private float8 *)(oc + DMAX);
+        float8 c11 = *(__private float8 *)(oc + DMAX + 8);
+        float8 c20 = *(__private float8 *)(oc + 2 * DMAX);
+        float8 c21 = *(__private float8 *)(oc + 2 * DMAX + 8);
+        float8 c30 = *(__private float8 *)(oc + 3 * DMAX);
+        float8 c31 = *(__private float8 *)(oc + 3 * DMAX + 8);
+        float8 c40 = *(__private float8 *)(oc + 4 * DMAX);
+        float8 c41 = *(__private float8 *)(oc + 4 * DMAX + 8);
+        float8 c50 = *(__private float8 *)(oc + 5 * DMAX);
+        float8 c51 = *(__private float8 *)(oc + 5 * DMAX + 8);
+        for (int j = 0; j < nj; j++) {
+            float8 b0 = *(__global const float8 *)(v + j * DP + c);
+            float8 b1 = *(__global const float8 *)(v + j * DP + c + 8);
+            float8 a0 = (float8)(p[j]);
+            c00 = a0 * b0 + c00; c01 = a0 * b1 + c01;
+            float8 a1 = (float8)(p[BK + j]);
+            c10 = a1 * b0 + c10; c11 = a1 * b1 + c11;
+            float8 a2 = (float8)(p[2 * BK + j]);
+            c20 = a2 * b0 + c20; c21 = a2 * b1 + c21;
+            float8 a3 = (float8)(p[3 * BK + j]);
+            c30 = a3 * b0 + c30; c31 = a3 * b1 + c31;
+            float8 a4 = (float8)(p[4 * BK + j]);
+            c40 = a4 * b0 + c40; c41 = a4 * b1 + c41;
+            float8 a5 = (float8)(p[5 * BK + j]);
+            c50 = a5 * b0 + c50; c51 = a5 * b1 + c51;
+        }
+        *(__private float8 *)(oc) = c00; *(__private float8 *)(oc + 8) = c01;
+        *(__private float8 *)(oc + DMAX) = c10;
+        *(__private float8 *)(oc + DMAX + 8) = c11;
+        *(__private float8 *)(oc + 2 * DMAX) = c20;
+        *(__private float8 *)(oc + 2 * DMAX + 8) = c21;
+        *(__private float8 *)(oc + 3 * DMAX) = c30;
+        *(__private float8 *)(oc + 3 * DMAX + 8) = c31;
+        *(__private float8 *)(oc + 4 * DMAX) = c40;
+        *(__private float8 *)(oc + 4 * DMAX + 8) = c41;
+        *(__private float8 *)(oc + 5 * DMAX) = c50;
+        *(__private float8 *)(oc + 5 * DMAX + 8) = c51;
+    }
+}
+
+// How many keys (a prefix) query row i sees; 0 for i >= Sq (padding rows).
+int visible_keys(int i, const int Sq, const int Sk, const int causal) {
+    if (i >= Sq) return 0;
+    if (!causal) return Sk;
+    int n = i + (Sk - Sq) + 1;
+    return n < 0 ? 0 : (n > Sk ? Sk : n);
+}
+
+// Copy rows r0 .. r0+5 of x (S, D), times c, into a (6, DMAX); zeros past S.
+void load_rows(__private float *a, __global const float *x, const int r0,
+               const int S, const int D, const float c) {
+    for (int r = 0; r < TR; r++)
+        for (int e = 0; e < D; e++)
+            a[r * DMAX + e] = r0 + r < S ? x[(long)(r0 + r) * D + e] * c : 0.0f;
+}
+
+// ---------------------------------------------------------------------------
+// Packing (run once per call; O(S * D) copies, never S x S).
+// pack_panels: x (N, S, D) -> xt (N, Sp/16, D, 16): xt[n, t, e, c] = x[n, 16t+c, e]
+// pack_rows:   x (N, S, D) -> xr (N, Sp, DP):       xr[n, s, e] = x[n, s, e]
+// Entries past S or D are zeros.
+// ---------------------------------------------------------------------------
+__kernel void flash_attention_pack_panels(__global const float *x,
+                                          __global float *xt, const int N,
+                                          const int S, const int D,
+                                          const int Sp) {
+    int t = get_global_id(0);               // t = ((n * Sp/16 + panel) * D + e)
+    if (t >= N * (Sp / TC) * D) return;
+    int e = t % D;
+    int panel = (t / D) % (Sp / TC);
+    int n = t / (D * (Sp / TC));
+    __global float *dst = xt + (long)t * TC;
+    for (int c = 0; c < TC; c++) {
+        int s = panel * TC + c;
+        dst[c] = s < S ? x[((long)n * S + s) * D + e] : 0.0f;
+    }
+}
+
+__kernel void flash_attention_pack_rows(__global const float *x,
+                                        __global float *xr, const int N,
+                                        const int S, const int D,
+                                        const int Sp, const int DP) {
+    int t = get_global_id(0);               // t = (n * Sp + s) * DP + e
+    if (t >= N * Sp * DP) return;
+    int e = t % DP;
+    int s = (t / DP) % Sp;
+    int n = t / (DP * Sp);
+    xr[t] = s < S && e < D ? x[((long)n * S + s) * D + e] : 0.0f;
+}
+
+// ---------------------------------------------------------------------------
+// Forward. Global size (BH * ceil(Sq / 12),): work-item = (query head, 12 rows).
+//   kt (BHKV, Sp/16, D, 16)   vr (BHKV, Sp, DVP)   o (BH, Sq, DV)
+//   lse2 (BH, Sq): base-2 logsumexp of the row's scaled scores (-inf if none)
+// c = log2(e) / sqrt(D).
+// ---------------------------------------------------------------------------
+__kernel void flash_attention_forward(__global const float *q,
+                                      __global const float *kt,
+                                      __global const float *vr,
+                                      __global float *o, __global float *lse2,
+                                      const int BH, const int rep,
+                                      const int Sq, const int Sk,
+                                      const int Sp, const int D, const int DV,
+                                      const int DVP, const float c,
+                                      const int causal) {
+    int t = get_global_id(0);
+    int tiles = (Sq + RT * TR - 1) / (RT * TR);
+    if (t >= BH * tiles) return;
+    int bh = t / tiles;
+    int i0 = (t - bh * tiles) * TR * RT;    // first of this work-item's rows
+    int kvh = bh / rep;                     // GQA: the shared kv head
+    __global const float *ktp = kt + (long)kvh * Sp * D;
+    __global const float *vp = vr + (long)kvh * Sp * DVP;
+
+    __private float a[RT * TR * DMAX];      // q rows, times c
+    __private float acc[RT * TR * DMAX];    // unnormalised output rows
+    __private float s[RT * TR * BK];        // one block of scores, then P
+    float m[RT * TR], l[RT * TR];
+    for (int tt = 0; tt < RT; tt++)
+        load_rows(a + tt * TR * DMAX, q + (long)bh * Sq * D, i0 + tt * TR, Sq, D,
+                  c);
+    for (int r = 0; r < RT * TR; r++) {
+        m[r] = -INFINITY;
+        l[r] = 0.0f;
+        for (int e = 0; e < DVP; e++) acc[r * DMAX + e] = 0.0f;
+    }
+    int last = i0 + RT * TR - 1 < Sq ? i0 + RT * TR - 1 : Sq - 1;
+    int kend = visible_keys(last, Sq, Sk, causal);
+    int kfull = visible_keys(i0, Sq, Sk, causal);   // every row sees these
+    for (int k0 = 0; k0 < kend; k0 += BK) {
+        int nj = kend - k0 < BK ? kend - k0 : BK;
+        int npanels = (nj + TC - 1) / TC;
+        for (int tt = 0; tt < RT; tt++)     // scores: (12, 64) = q (12, D) k^T
+            for (int pnl = 0; pnl < npanels; pnl++)
+                tile_6x16(a + tt * TR * DMAX, ktp + (long)(k0 / TC + pnl) * D * TC,
+                          D, s + tt * TR * BK + pnl * TC, BK);
+        if (k0 + BK > kfull) {              // the mask's edge: -inf past it
+            for (int r = 0; r < RT * TR; r++) {
+                int n = visible_keys(i0 + r, Sq, Sk, causal) - k0;
+                for (int j = n < 0 ? 0 : n; j < BK; j++) s[r * BK + j] = -INFINITY;
+            }
+        }
+        for (int r = 0; r < RT * TR; r++) { // online softmax, row by row
+            __private float8 *sr = (__private float8 *)(s + r * BK);
+            float8 mx = sr[0] > sr[1] ? sr[0] : sr[1];
+            float8 my = sr[2] > sr[3] ? sr[2] : sr[3];
+            float8 mz = sr[4] > sr[5] ? sr[4] : sr[5];
+            float8 mw = sr[6] > sr[7] ? sr[6] : sr[7];
+            mx = mx > my ? mx : my;
+            mz = mz > mw ? mz : mw;
+            float mb = hmax8(mx > mz ? mx : mz);
+            float mnew = mb > m[r] ? mb : m[r];
+            if (mnew == -INFINITY) {        // nothing seen yet: P = 0
+                for (int j = 0; j < BK / 8; j++) sr[j] = 0.0f;
+                continue;
+            }
+            float8 sum = 0.0f;
+            for (int j = 0; j < BK / 8; j++) {
+                sr[j] = exp2_poly(sr[j] - mnew);
+                sum += sr[j];
+            }
+            float alpha = exp2(m[r] - mnew); // 0 on the first block (m = -inf)
+            l[r] = l[r] * alpha + hsum8(sum);
+            m[r] = mnew;
+            if (alpha != 1.0f)
+                for (int e = 0; e < DVP; e++) acc[r * DMAX + e] *= alpha;
+        }
+        for (int tt = 0; tt < RT; tt++)     // acc (12, DV) += P (12, 64) v
+            tile_acc(acc + tt * TR * DMAX, s + tt * TR * BK, vp + (long)k0 * DVP,
+                     nj, DVP);
+    }
+    __global float *orow = o + (long)bh * Sq * DV;
+    for (int r = 0; r < RT * TR && i0 + r < Sq; r++) {
+        float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+        for (int e = 0; e < DV; e++)
+            orow[(long)(i0 + r) * DV + e] = acc[r * DMAX + e] * inv;
+        float lse = l[r] > 0.0f ? m[r] + log2(l[r]) : -INFINITY;
+        lse2[(long)bh * Sq + i0 + r] = lse;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Backward (FlashAttention-2): rebuild each block of P from lse2, never S x S.
+//   P = 2^(s2 - lse2)   dP = dO v^T   dS = P * (dP - Drow)   Drow = rowsum(dO*O)
+//   dq = dS k / sqrt(D)   dk = dS^T q / sqrt(D)   dv = P^T dO
+// Two kernels, each owning its outputs, so sums run in a fixed order (no
+// atomics): _dq walks the keys for 6 query rows; _dkv walks every query row
+// of every query head that shares the kv head, for 6 key rows.
+// ---------------------------------------------------------------------------
+
+// Global size (BH * ceil(Sq / 6),).
+//   q (BH, Sq, D)  kt (BHKV, Skp/16, D, 16)  kr (BHKV, Skp, DP)
+//   vt (BHKV, Skp/16, DV, 16)  o, dout (BH, Sq, DV)  lse2 (BH, Sq)
+//   dq (BH, Sq, D)  drow (BH, Sq): written here, read by _dkv
+__kernel void flash_attention_backward_dq(
+        __global const float *q, __global const float *kt,
+        __global const float *kr, __global const float *vt,
+        __global const float *o, __global const float *dout,
+        __global const float *lse2, __global float *dq, __global float *drow,
+        const int BH, const int rep, const int Sq, const int Sk, const int Skp,
+        const int D, const int DP, const int DV, const float c,
+        const float inv_sqrt_d, const int causal) {
+    int t = get_global_id(0);
+    int tiles = (Sq + TR - 1) / TR;
+    if (t >= BH * tiles) return;
+    int bh = t / tiles;
+    int i0 = (t - bh * tiles) * TR;
+    int kvh = bh / rep;                     // GQA: the shared kv head
+    __global const float *ktp = kt + (long)kvh * Skp * D;
+    __global const float *vtp = vt + (long)kvh * Skp * DV;
+    __global const float *krp = kr + (long)kvh * Skp * DP;
+
+    __private float a[TR * DMAX];           // q rows, times c
+    __private float g[TR * DMAX];           // dO rows
+    __private float acc[TR * DMAX];         // dq rows (before 1/sqrt(D))
+    __private float s[TR * BK];             // scores -> P -> dS
+    __private float dp[TR * BK];
+    float lse[TR], dr[TR];
+    load_rows(a, q + (long)bh * Sq * D, i0, Sq, D, c);
+    load_rows(g, dout + (long)bh * Sq * DV, i0, Sq, DV, 1.0f);
+    for (int r = 0; r < TR; r++) {
+        int i = i0 + r;
+        float sum = 0.0f;                   // Drow = rowsum(dO * O)
+        for (int e = 0; e < DV && i < Sq; e++)
+            sum += g[r * DMAX + e] * o[((long)bh * Sq + i) * DV + e];
+        dr[r] = sum;
+        if (i < Sq) drow[(long)bh * Sq + i] = sum;
+        float x = i < Sq ? lse2[(long)bh * Sq + i] : -INFINITY;
+        lse[r] = x == -INFINITY ? INFINITY : x;   // sees nothing: P = 0
+        for (int e = 0; e < DP; e++) acc[r * DMAX + e] = 0.0f;
+    }
+    int last = i0 + TR - 1 < Sq ? i0 + TR - 1 : Sq - 1;
+    int kend = visible_keys(last, Sq, Sk, causal);
+    int kfull = visible_keys(i0, Sq, Sk, causal);
+    for (int k0 = 0; k0 < kend; k0 += BK) {
+        int nj = kend - k0 < BK ? kend - k0 : BK;
+        int npanels = (nj + TC - 1) / TC;
+        for (int pnl = 0; pnl < npanels; pnl++) {
+            long panel = k0 / TC + pnl;
+            tile_6x16(a, ktp + panel * D * TC, D, s + pnl * TC, BK);
+            tile_6x16(g, vtp + panel * DV * TC, DV, dp + pnl * TC, BK);
+        }
+        if (k0 + BK > kfull) {
+            for (int r = 0; r < TR; r++) {
+                int n = visible_keys(i0 + r, Sq, Sk, causal) - k0;
+                for (int j = n < 0 ? 0 : n; j < BK; j++)
+                    s[r * BK + j] = -INFINITY;
+            }
+        }
+        for (int r = 0; r < TR; r++) {
+            __private float8 *sr = (__private float8 *)(s + r * BK);
+            __private float8 *dpr = (__private float8 *)(dp + r * BK);
+            for (int j = 0; j < BK / 8; j++) {
+                float8 p = exp2_poly(sr[j] - lse[r]);
+                sr[j] = p * (dpr[j] - dr[r]);  // dS
+            }
+        }
+        tile_acc(acc, s, krp + (long)k0 * DP, nj, DP);
+    }
+    __global float *dqr = dq + (long)bh * Sq * D;
+    for (int r = 0; r < TR && i0 + r < Sq; r++)
+        for (int e = 0; e < D; e++)
+            dqr[(long)(i0 + r) * D + e] = acc[r * DMAX + e] * inv_sqrt_d;
+}
+
+// Global size (BHKV * ceil(Sk / 6),): work-item = (kv head, 6 key rows).
+//   k (BHKV, Sk, D)  v (BHKV, Sk, DV)  qt (BH, Sqp/16, D, 16)  qr (BH, Sqp, DP)
+//   gt (BH, Sqp/16, DV, 16)  gr (BH, Sqp, DVP): dO as panels and rows
+//   lse2, drow (BH, Sq)   dk (BHKV, Sk, D)   dv (BHKV, Sk, DV)
+__kernel void flash_attention_backward_dkv(
+        __global const float *k, __global const float *v,
+        __global const float *qt, __global const float *qr,
+        __global const float *gt, __global const float *gr,
+        __global const float *lse2, __global const float *drow,
+        __global float *dk, __global float *dv,
+        const int BHKV, const int rep, const int Sq, const int Sk,
+        const int Sqp, const int D, const int DP, const int DV, const int DVP,
+        const float c, const float inv_sqrt_d, const int causal) {
+    int t = get_global_id(0);
+    int tiles = (Sk + TR - 1) / TR;
+    if (t >= BHKV * tiles) return;
+    int kvh = t / tiles;
+    int j0 = (t - kvh * tiles) * TR;        // first key row of this tile
+    int off = Sk - Sq;                      // query i sees key j iff j <= i + off
+
+    __private float a[TR * DMAX];           // k rows, times c
+    __private float g[TR * DMAX];           // v rows
+    __private float dka[TR * DMAX], dva[TR * DMAX];
+    __private float s[TR * BK];             // scores^T -> P^T -> dS^T
+    __private float dp[TR * BK];
+    __private float pcopy[TR * BK];
+    __private float lcol[BK], dcol[BK];
+    load_rows(a, k + (long)kvh * Sk * D, j0, Sk, D, c);
+    load_rows(g, v + (long)kvh * Sk * DV, j0, Sk, DV, 1.0f);
+    for (int r = 0; r < TR; r++)
+        for (int e = 0; e < DMAX; e++)
+            dka[r * DMAX + e] = dva[r * DMAX + e] = 0.0f;
+    int jlast = j0 + TR - 1 < Sk ? j0 + TR - 1 : Sk - 1;
+    // the first query that sees key j0, on a panel boundary
+    int istart = causal ? j0 - off : 0;
+    istart = istart < 0 ? 0 : (istart / TC) * TC;
+    int ifull = causal ? jlast - off : 0;   // from here on every row is seen
+    for (int h = 0; h < rep; h++) {         // GQA: the query heads sharing kvh
+        int bh = kvh * rep + h;
+        __global const float *qtp = qt + (long)bh * Sqp * D;
+        __global const float *gtp = gt + (long)bh * Sqp * DV;
+        for (int q0 = istart; q0 < Sq; q0 += BK) {
+            int ni = Sq - q0 < BK ? Sq - q0 : BK;
+            int npanels = (ni + TC - 1) / TC;
+            for (int pnl = 0; pnl < npanels; pnl++) {
+                long panel = q0 / TC + pnl;
+                tile_6x16(a, qtp + panel * D * TC, D, s + pnl * TC, BK);
+                tile_6x16(g, gtp + panel * DV * TC, DV, dp + pnl * TC, BK);
+            }
+            for (int j = 0; j < BK; j++) {  // per query column: lse2, Drow
+                float x = j < ni ? lse2[(long)bh * Sq + q0 + j] : -INFINITY;
+                lcol[j] = x == -INFINITY ? INFINITY : x;
+                dcol[j] = j < ni ? drow[(long)bh * Sq + q0 + j] : 0.0f;
+            }
+            if (q0 < ifull || j0 + TR > Sk) {   // the mask's edge
+                for (int r = 0; r < TR; r++)
+                    for (int j = 0; j < BK; j++)
+                        if (j0 + r >= Sk || (causal && j0 + r > q0 + j + off))
+                            s[r * BK + j] = -INFINITY;
+            }
+            __private const float8 *lc = (__private const float8 *)lcol;
+            __private const float8 *dc = (__private const float8 *)dcol;
+            for (int r = 0; r < TR; r++) {
+                __private float8 *sr = (__private float8 *)(s + r * BK);
+                __private float8 *dpr = (__private float8 *)(dp + r * BK);
+                __private float8 *pr = (__private float8 *)(pcopy + r * BK);
+                for (int j = 0; j < BK / 8; j++) {
+                    float8 p = exp2_poly(sr[j] - lc[j]);
+                    pr[j] = p;
+                    sr[j] = p * (dpr[j] - dc[j]);  // dS^T
+                }
+            }
+            __global const float *qrp = qr + ((long)bh * Sqp + q0) * DP;
+            __global const float *grp = gr + ((long)bh * Sqp + q0) * DVP;
+            tile_acc(dva, pcopy, grp, ni, DVP);
+            tile_acc(dka, s, qrp, ni, DP);
+        }
+    }
+    for (int r = 0; r < TR && j0 + r < Sk; r++) {
+        long row = (long)kvh * Sk + j0 + r;
+        for (int e = 0; e < D; e++)
+            dk[row * D + e] = dka[r * DMAX + e] * inv_sqrt_d;
+        for (int e = 0; e < DV; e++) dv[row * DV + e] = dva[r * DMAX + e];
+    }
+}

@@ -1,0 +1,170 @@
+"""The fused attention kernel (kernels/flash_attention.cl) against numpy and
+against the three-kernel path (F.attention_naive), its oracle."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import netcl_lite.autograd as ag
+import netcl_lite.functional as F
+import numpy_ref as ref
+from gradcheck import check_op, run_op
+from netcl_lite.core.program import trace
+from netcl_lite.core.tensor import Tensor
+from netcl_lite.nn.transformer import RotaryAttention
+
+
+def repeat(x, n_rep):
+    """(..., HKV, S, d) -> (..., HKV * n_rep, S, d): head h <- kv head h // n_rep."""
+    return x if n_rep == 1 else np.repeat(x, n_rep, axis=-3)
+
+
+def n_rep(q, k):
+    return 1 if q.shape[:-2] == k.shape[:-2] else q.shape[-3] // k.shape[-3]
+
+
+def gqa_sdpa(q, k, v, causal):
+    n = n_rep(q, k)
+    return ref.scaled_dot_product_attention(q, repeat(k, n), repeat(v, n), causal)
+
+
+def gqa_sdpa_vjp(q, k, v, g, causal):
+    """Gradients of the repeated k, v summed back onto their kv head."""
+    n = n_rep(q, k)
+    gq, gk, gv = ref.scaled_dot_product_attention_vjp(
+        q, repeat(k, n), repeat(v, n), g, causal)
+    if n > 1:
+        gk = gk.reshape(*k.shape[:-2], n, *k.shape[-2:]).sum(-3)
+        gv = gv.reshape(*v.shape[:-2], n, *v.shape[-2:]).sum(-3)
+    return [gq, gk, gv]
+
+
+def check_flash(queue, q, k, v, causal, op=F.flash_attention):
+    check_op(queue, lambda a, b, c: op(a, b, c, causal=causal),
+             lambda a, b, c: gqa_sdpa(a, b, c, causal),
+             lambda a, b, c, g: gqa_sdpa_vjp(a, b, c, g, causal), [q, k, v])
+
+
+SHAPES = [  # (lead, H, HKV, Sq, Sk, d, dv); H = 0: no head dim
+    ((), 0, 0, 1, 1, 1, 1),          # S = 1
+    ((), 0, 0, 37, 37, 5, 3),        # S = 37, d not a multiple of 8
+    ((2,), 3, 3, 7, 7, 13, 6),       # B > 1, H > 1
+    ((2,), 4, 2, 9, 9, 8, 8),        # GQA: two query heads per kv head
+    ((1,), 3, 1, 5, 11, 3, 4),       # GQA, Sq < Sk (bottom-right causal)
+    ((), 2, 2, 6, 4, 3, 5),          # Sq > Sk: the first rows see nothing
+    ((), 1, 1, 70, 70, 17, 33),      # more than one 64-key block
+]
+
+
+def make(rng, lead, H, HKV, sq, sk, d, dv):
+    hq, hkv = ((H,), (HKV,)) if H else ((), ())
+    return (rng.standard_normal((*lead, *hq, sq, d)),
+            rng.standard_normal((*lead, *hkv, sk, d)),
+            rng.standard_normal((*lead, *hkv, sk, dv)))
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("causal", [True, False])
+def test_flash_gradcheck(queue, rng, shape, causal):
+    check_flash(queue, *make(rng, *shape), causal)
+
+
+@pytest.mark.parametrize("causal", [True, False])
+def test_sdpa_runs_the_fused_kernel(queue, rng, causal):
+    q, k, v = make(rng, (2,), 4, 2, 37, 37, 16, 16)
+    with trace() as ran:
+        check_flash(queue, q, k, v, causal, op=F.scaled_dot_product_attention)
+    assert "flash_attention.cl:flash_attention_forward" in ran
+    assert "softmax.cl:softmax_forward" not in ran
+
+
+@pytest.mark.parametrize("causal", [True, False])
+def test_fused_matches_the_three_kernel_path(queue, rng, causal):
+    q, k, v = make(rng, (2,), 3, 3, 100, 130, 64, 40)
+    g = rng.standard_normal((2, 3, 100, 40))
+    fused = run_op(queue, lambda a, b, c: F.flash_attention(a, b, c, causal),
+                   [q, k, v], g)
+    naive = run_op(queue, lambda a, b, c: F.attention_naive(a, b, c, causal),
+                   [q, k, v], g)
+    np.testing.assert_allclose(fused[0], naive[0], rtol=1e-5, atol=2e-6)
+    for got, want in zip(fused[1], naive[1]):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_big_blocks_against_numpy(queue, rng):
+    """Many 64-key blocks, the causal diagonal inside blocks, d = 64."""
+    q, k, v = make(rng, (1,), 4, 2, 300, 300, 64, 64)
+    want = gqa_sdpa(q, k, v, True)
+    got, _ = run_op(queue, lambda a, b, c: F.flash_attention(a, b, c), [q, k, v])
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=2e-6)
+
+
+def test_fully_masked_rows_are_zero_with_finite_gradients(queue, rng):
+    q, k, v = make(rng, (), 1, 1, 8, 3, 4, 4)   # Sq > Sk: rows 0..4 see nothing
+    out, grads = run_op(queue, F.flash_attention, [q, k, v],
+                        rng.standard_normal((1, 8, 4)))
+    assert np.array_equal(out[0, :5], np.zeros((5, 4)))
+    assert all(np.isfinite(g).all() for g in grads)
+    assert np.array_equal(grads[0][0, :5], np.zeros((5, 4)))
+
+
+def test_deterministic(queue, rng):
+    q, k, v = make(rng, (2,), 4, 2, 50, 50, 20, 20)
+    g = rng.standard_normal((2, 4, 50, 20))
+    first = run_op(queue, F.flash_attention, [q, k, v], g)
+    second = run_op(queue, F.flash_attention, [q, k, v], g)
+    assert np.array_equal(first[0], second[0])
+    assert all(np.array_equal(a, b) for a, b in zip(first[1], second[1]))
+
+
+def test_wide_heads_fall_back_to_the_naive_path(queue, rng):
+    q, k, v = make(rng, (1,), 2, 1, 3, 4, 260, 5)   # d > 256, GQA
+    with trace() as ran:
+        check_flash(queue, q, k, v, True, op=F.scaled_dot_product_attention)
+    assert "flash_attention.cl:flash_attention_forward" not in ran
+    with pytest.raises(ValueError, match="d=260.*at most 256"):
+        F.flash_attention(*(Tensor.from_host(queue, x) for x in (q, k, v)))
+
+
+def test_errors_name_the_shapes(queue):
+    def t(*shape):
+        return Tensor.from_host(queue, np.zeros(shape, np.float32))
+
+    with pytest.raises(ValueError, match=r"H=3 .* HKV=2"):
+        F.flash_attention(t(1, 3, 4, 8), t(1, 2, 4, 8), t(1, 2, 4, 8))
+    with pytest.raises(ValueError, match=r"H=3 .* HKV=2"):
+        F.scaled_dot_product_attention(t(1, 3, 4, 8), t(1, 2, 4, 8), t(1, 2, 4, 8))
+    with pytest.raises(ValueError, match=r"leading dims differ.*\(2, 3, 4, 8\)"):
+        F.flash_attention(t(2, 3, 4, 8), t(1, 3, 4, 8), t(1, 3, 4, 8))
+    with pytest.raises(ValueError, match=r"head dims.*d=8.*d=7"):
+        F.flash_attention(t(4, 8), t(4, 7), t(4, 7))
+    with pytest.raises(ValueError, match=r"k \(1, 2, 4, 8\) and v \(1, 2, 5, 8\)"):
+        F.flash_attention(t(1, 2, 4, 8), t(1, 2, 4, 8), t(1, 2, 5, 8))
+
+
+def test_rotary_attention_passes_kv_heads_without_copies(queue, rng):
+    attn = RotaryAttention(queue, dim=16, n_heads=4, n_kv_heads=2, max_seq_len=8)
+    x = Tensor.from_host(queue, rng.standard_normal((2, 5, 16)))
+    with ag.Tape() as tape, trace() as ran:
+        y = attn(ag.tensor(x))
+        loss = F.sum(F.mul(y, y))
+    tape.backward(loss)
+    assert "flash_attention.cl:flash_attention_forward" in ran
+    assert not any(name.startswith("repeat_kv.cl") for name in ran)
+
+
+@settings(max_examples=15, deadline=None)
+@given(lead=st.lists(st.integers(1, 2), max_size=1), hkv=st.integers(1, 2),
+       n_rep=st.integers(1, 3), sq=st.integers(1, 20), sk=st.integers(1, 20),
+       d=st.integers(1, 12), dv=st.integers(1, 12), causal=st.booleans(),
+       seed=st.integers(0, 2**16))
+def test_flash_random_shapes(queue, lead, hkv, n_rep, sq, sk, d, dv, causal, seed):
+    rng = np.random.default_rng(seed)
+    q, k, v = make(rng, tuple(lead), hkv * n_rep, hkv, sq, sk, d, dv)
+    g = rng.standard_normal((*q.shape[:-1], dv))
+    got, grads = run_op(queue, lambda a, b, c: F.flash_attention(a, b, c, causal),
+                        [q, k, v], g)
+    np.testing.assert_allclose(got, gqa_sdpa(q, k, v, causal), rtol=1e-4, atol=1e-5)
+    for got_g, want_g in zip(grads, gqa_sdpa_vjp(q, k, v, g, causal)):
+        np.testing.assert_allclose(got_g, want_g, rtol=1e-4, atol=1e-4)

@@ -1,0 +1,106 @@
+"""The packed matmul (kernels/matmul.cl: matmul_packed) against numpy and
+against the simple kernel (matmul_forward), its oracle."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import netcl_lite.functional as F
+import numpy_ref as ref
+from gradcheck import check_op
+from netcl_lite.core.program import trace
+from netcl_lite.core.tensor import Tensor
+from netcl_lite.functional.matmul import matmul_strided
+
+
+def run(queue, a, b, fast):
+    a, b = Tensor.from_host(queue, a), Tensor.from_host(queue, b)
+    return F.matmul(a, b, fast=fast).value.to_host().astype(np.float64)
+
+
+def rand(rng, *shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("sa,sb", [
+    ((1, 1), (1, 1)),
+    ((37, 37), (37, 37)),
+    ((1, 37), (37, 1)),
+    ((1000, 1000), (1000, 1000)),
+    ((3, 2, 37, 53), (3, 2, 53, 41)),     # non-square, batched
+    ((5, 7, 13), (13, 50)),               # one b for every batch (Linear)
+    ((2, 97, 6), (2, 6, 17)),             # edges of the 6 x 16 tile
+])
+def test_packed_matches_numpy(queue, rng, sa, sb):
+    a, b = rand(rng, *sa), rand(rng, *sb)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    tol = 1e-5 * np.sqrt(sa[-1])          # float32 rounding grows with K
+    got = run(queue, a, b, fast=True)
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("sa,sb", [
+    ((37, 37), (37, 37)), ((2, 3, 70, 9), (2, 3, 9, 130)), ((4, 100, 33), (33, 64))])
+def test_packed_matches_simple_kernel(queue, rng, sa, sb):
+    a, b = rand(rng, *sa), rand(rng, *sb)
+    np.testing.assert_allclose(run(queue, a, b, True), run(queue, a, b, False),
+                               rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("transpose_a,transpose_b,shared_b", [
+    (False, True, False), (True, False, False), (True, True, False),
+    (False, False, True), (True, False, True)])
+def test_strided_products_of_the_backward(queue, rng, transpose_a, transpose_b,
+                                          shared_b):
+    batch, M, N, K = 3, 41, 35, 19
+    a = rand(rng, batch, K, M) if transpose_a else rand(rng, batch, M, K)
+    b = rand(rng, 1 if shared_b else batch, *((N, K) if transpose_b else (K, N)))
+    a_st = (M * K, 1, M) if transpose_a else (M * K, K, 1)
+    b_bs = 0 if shared_b else K * N
+    b_st = (b_bs, 1, K) if transpose_b else (b_bs, N, 1)
+    A, B = Tensor.from_host(queue, a), Tensor.from_host(queue, b)
+    fast = matmul_strided(A, B, batch, M, N, K, a_st, b_st, fast=True)
+    slow = matmul_strided(A, B, batch, M, N, K, a_st, b_st, fast=False)
+    am = np.swapaxes(a, 1, 2) if transpose_a else a
+    bm = np.swapaxes(b, 1, 2) if transpose_b else b
+    want = am.astype(np.float64) @ bm.astype(np.float64)
+    np.testing.assert_allclose(fast.to_host(), want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(fast.to_host(), slow.to_host(), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("sa,sb", [((2, 37, 5), (2, 5, 19)),
+                                   ((3, 8, 33), (33, 40))])
+def test_packed_gradients(queue, rng, sa, sb):
+    check_op(queue, lambda a, b: F.matmul(a, b, fast=True), ref.matmul,
+             ref.matmul_vjp, [rng.standard_normal(sa), rng.standard_normal(sb)])
+
+
+def test_dispatch_picks_the_packed_kernel_for_big_products(queue, rng):
+    small, big = rand(rng, 4, 4), rand(rng, 64, 64)
+    with trace() as ran:
+        F.matmul(Tensor.from_host(queue, small), Tensor.from_host(queue, small))
+    assert ran == ["matmul.cl:matmul_forward"]
+    with trace() as ran:
+        F.matmul(Tensor.from_host(queue, big), Tensor.from_host(queue, big))
+    assert "matmul.cl:matmul_packed" in ran
+    with trace() as ran:
+        F.matmul_simple(Tensor.from_host(queue, big), Tensor.from_host(queue, big))
+    assert ran == ["matmul.cl:matmul_forward"]
+
+
+def test_deterministic(queue, rng):
+    a, b = rand(rng, 2, 200, 77), rand(rng, 2, 77, 90)
+    assert np.array_equal(run(queue, a, b, True), run(queue, a, b, True))
+
+
+@settings(max_examples=15, deadline=None)
+@given(lead=st.lists(st.integers(1, 3), max_size=2), m=st.integers(1, 40),
+       k=st.integers(1, 40), n=st.integers(1, 40), shared=st.booleans(),
+       seed=st.integers(0, 2**16))
+def test_packed_random_shapes(queue, lead, m, k, n, shared, seed):
+    rng = np.random.default_rng(seed)
+    a = rand(rng, *lead, m, k)
+    b = rand(rng, k, n) if shared else rand(rng, *lead, k, n)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(run(queue, a, b, True), want, rtol=1e-5, atol=1e-5)
