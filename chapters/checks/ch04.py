@@ -1,0 +1,95 @@
+"""Checks for chapter 04, causal attention by hand: ``check_k(your_function)``.
+
+Each check runs your function on a few inputs, compares the result with an
+independent computation (numpy, or the library's kernels) and raises an
+AssertionError that says what differs. It prints "Correct!" when all agree.
+"""
+
+import numpy as np
+
+import netcl_lite.functional as F
+from netcl_lite.core.device import manager
+from netcl_lite.core.tensor import Tensor
+
+DOC_Q = np.array([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
+DOC_K = np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 2.0]])
+DOC_V = np.array([[10.0, 1.0], [20.0, 2.0], [30.0, 3.0]])
+
+
+def _array(result, name):
+    assert result is not None, f"{name} returned None: did you forget `return`?"
+    try:
+        return np.asarray(result, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise AssertionError(f"{name} must return numbers, got {result!r}") from err
+
+
+def _library_attention(Q, K, V, causal):
+    """O from the library's kernels (float32 on the default device)."""
+    q = manager.default("auto").queue
+    out = F.scaled_dot_product_attention(
+        Tensor.from_host(q, Q), Tensor.from_host(q, K), Tensor.from_host(q, V),
+        causal=causal,
+    )
+    return out.value.to_host().astype(np.float64)
+
+
+def check_1(causal_mask):
+    """causal_mask(S): (S, S) with 0 on/below the diagonal, -inf above."""
+    for S in (1, 3, 5):
+        M = _array(causal_mask(S), "causal_mask")
+        assert M.shape == (S, S), f"causal_mask({S}) has shape {M.shape}, want {(S, S)}"
+        upper = np.triu(np.ones((S, S), dtype=bool), k=1)
+        assert np.all(M[~upper] == 0.0), (
+            f"causal_mask({S}) must be 0 where j <= i (a token sees itself and "
+            f"the past), got\n{M}"
+        )
+        assert np.all(np.isneginf(M[upper])), (
+            f"causal_mask({S}) must be -inf where j > i (the future), got\n{M}"
+        )
+    print("Correct!")
+
+
+def check_2(attention):
+    """attention(Q, K, V, causal) in float64 numpy == the library's kernels."""
+    rng = np.random.default_rng(4)
+    cases = [(DOC_Q, DOC_K, DOC_V, True)]
+    for S, d, dv, causal in ((4, 3, 2, True), (5, 4, 3, False), (6, 8, 8, True)):
+        cases.append((rng.standard_normal((S, d)), rng.standard_normal((S, d)),
+                      rng.standard_normal((S, dv)), causal))
+    for Q, K, V, causal in cases:
+        got = _array(attention(Q, K, V, causal=causal), "attention")
+        want = _library_attention(Q, K, V, causal)
+        assert got.shape == want.shape, (
+            f"attention returned shape {got.shape}, want {want.shape} (S, d_v)"
+        )
+        assert np.allclose(got, want, atol=1e-4), (
+            f"attention(causal={causal}) differs from the kernels for S={len(Q)}:\n"
+            f"yours\n{got}\nkernels\n{want}"
+        )
+    print("Correct!")
+
+
+def check_3(new_token_output):
+    """The fourth token's output row: it sees all four keys."""
+    rng = np.random.default_rng(5)
+    cases = [(DOC_Q, DOC_K, DOC_V, np.array([2.0, 0.0]), np.array([1.0, -1.0]),
+              np.array([40.0, 4.0]))]
+    for d, dv in ((3, 2), (4, 5)):
+        cases.append((rng.standard_normal((3, d)), rng.standard_normal((3, d)),
+                      rng.standard_normal((3, dv)), rng.standard_normal(d),
+                      rng.standard_normal(d), rng.standard_normal(dv)))
+    for Q, K, V, qn, kn, vn in cases:
+        got = _array(new_token_output(Q, K, V, qn, kn, vn), "new_token_output")
+        K4, V4 = np.vstack([K, kn]), np.vstack([V, vn])
+        logits = K4 @ qn / np.sqrt(len(qn))          # the new row sees 4 keys
+        w = np.exp(logits - logits.max())
+        want = (w / w.sum()) @ V4
+        assert got.shape == want.shape, (
+            f"new_token_output returned shape {got.shape}, want {want.shape} (d_v,)"
+        )
+        assert np.allclose(got, want, atol=1e-4), (
+            f"new_token_output gave {got}, want {want}: the new query must "
+            "attend to all four keys (its own included)"
+        )
+    print("Correct!")
