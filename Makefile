@@ -1,6 +1,6 @@
 # Tokens & Attention: every job a reader or CI needs.
 #   make test     install (into .venv unless a venv is active), run every test
-#   make course   install, then build the course
+#   make course   install, then build the course (_build/html/index.html)
 #   make lab      open the chapters in JupyterLab
 #   make bench    benchmarks (ratios against numpy, torch, tiktoken)
 
@@ -12,7 +12,7 @@ endif
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.netcl_lite-installed
 
-.PHONY: install test test-lib test-chapters course lab bench sync clean
+.PHONY: install test test-lib test-chapters course site lab bench sync clean
 
 install: $(STAMP)
 
@@ -27,11 +27,23 @@ NBVAL := --nbval --nbval-current-env --nbval-sanitize-with chapters/sanitize.cfg
 test: install
 	$(PY) -m pytest tests chapters $(NBVAL)
 
+# The static course, from the chapters' stored outputs (tools/build_site.py):
+# _build/html/index.html. `make site` rebuilds it without the install step.
 course: install
-	$(PY) -m pytest -q tests/test_section6.py
+	$(PY) tools/build_site.py
+
+site:
+	$(PY) tools/build_site.py
+
+# JupyterLab on the repository, opened at chapters/; tools/lab/overrides.json
+# makes a double click open a MyST twin (.md) as a notebook (jupytext).
+LAB_FLAGS := --ServerApp.root_dir="$(CURDIR)" \
+	--LabApp.app_settings_dir="$(CURDIR)/tools/lab" \
+	--LabApp.default_url=/lab/tree/chapters \
+	$(if $(filter 0,$(shell id -u)),--allow-root)
 
 lab: install
-	$(VENV)/bin/jupyter lab chapters
+	$(VENV)/bin/jupyter lab $(LAB_FLAGS)
 
 bench: install
 	$(PY) -m pip install --quiet -e ".[bench]"

@@ -1,0 +1,104 @@
+"""Sphinx configuration of the static course (``make course``).
+
+tools/build_site.py assembles the sources in _build/site_src (the chapters'
+notebooks with their stored outputs, the figures, a generated index and the
+kernel appendix) and runs Sphinx with this directory as the configuration
+directory. Nothing here fetches anything when a page is viewed: the theme's
+assets are local and MathJax is vendored into _static/mathjax at build time.
+"""
+
+import os
+import pathlib
+
+from pygments.lexer import inherit, words
+from pygments.lexers.c_cpp import CLexer
+from pygments.token import Keyword, Name
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parent
+
+project = "Tokens & Attention"
+author = "the Tokens & Attention authors"
+copyright = "the Tokens & Attention authors, MIT license"
+
+extensions = ["myst_nb"]
+exclude_patterns = ["_notebooks/**", "_repo/**", "**/.ipynb_checkpoints"]
+root_doc = "index"
+
+# Render the stored (and by `make test` validated) outputs; never re-execute.
+nb_execution_mode = "off"
+nb_merge_streams = True
+nb_output_stderr = "show"
+# No widget manager from a CDN: the course's pages load nothing from outside.
+nb_ipywidgets_js = {}
+myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
+myst_heading_anchors = 3
+myst_dmath_double_inline = True  # "text: $$x$$" in a paragraph, as Jupyter shows it
+myst_update_mathjax = False  # the configuration below is complete
+suppress_warnings = ["mystnb.unknown_mime_type"]
+
+# MathJax 3, vendored by tools/build_site.py (npm `mathjax`, pinned).
+# A relative mathjax_path is relative to _static/.
+MATHJAX_STATIC = os.environ.get(
+    "COURSE_MATHJAX_STATIC", str(ROOT / "_build" / "vendor" / "mathjax-3.2.2"))
+mathjax_path = "mathjax/tex-chtml.js"
+mathjax3_config = {
+    "tex": {
+        "inlineMath": [["\\(", "\\)"]],
+        "displayMath": [["\\[", "\\]"]],
+        "processEscapes": False,
+    },
+    "options": {
+        "ignoreHtmlClass": "tex2jax_ignore|highlight",
+        "processHtmlClass": "tex2jax_process|mathjax_process|math|output_area",
+    },
+}
+
+html_theme = "furo"
+html_title = "Tokens & Attention"
+html_static_path = ["_static", MATHJAX_STATIC]
+html_css_files = ["course.css"]
+html_favicon = "_static/favicon.svg"  # else browsers ask for /favicon.ico
+html_show_sourcelink = False
+html_copy_source = False
+html_last_updated_fmt = None
+html_theme_options = {
+    "navigation_with_keys": True,
+    "top_of_page_buttons": [],
+}
+pygments_style = "friendly"
+pygments_dark_style = "monokai"
+
+
+class OpenCLLexer(CLexer):
+    """C plus OpenCL C's address spaces, vector types and work-item builtins."""
+
+    name = "OpenCL C"
+    aliases = ["opencl"]
+    filenames = ["*.cl"]
+    tokens = {
+        "statements": [
+            (words(("__kernel", "kernel", "__global", "global", "__local",
+                    "local", "__constant", "constant", "__private", "private",
+                    "__read_only", "__write_only", "restrict"),
+                   suffix=r"\b"), Keyword.Reserved),
+            (r"(?:u?char|u?short|u?int|u?long|half|float|double)"
+             r"(?:2|3|4|8|16)\b", Keyword.Type),
+            (words(("uchar", "ushort", "uint", "ulong", "half", "size_t"),
+                   suffix=r"\b"), Keyword.Type),
+            (words(("get_global_id", "get_local_id", "get_group_id",
+                    "get_global_size", "get_local_size", "get_num_groups",
+                    "barrier", "CLK_LOCAL_MEM_FENCE", "CLK_GLOBAL_MEM_FENCE",
+                    "INFINITY", "NAN", "atomic_add", "atomic_cmpxchg",
+                    "as_int", "as_uint", "as_float", "mad", "fma"),
+                   suffix=r"\b"), Name.Builtin),
+            inherit,
+        ],
+    }
+
+
+def setup(app):
+    app.add_lexer("opencl", OpenCLLexer)
+    # Chapter titles may hold math, and the sidebar and the previous/next
+    # links show them on every page: load MathJax on every page.
+    app.set_html_assets_policy("always")

@@ -1,0 +1,131 @@
+"""Fixtures for the course site: a built site (rebuilt when stale), a
+loopback HTTP server over it, and headless Chromium with the network cut.
+
+COURSE_SITE_ROOT=DIR tests a site built from another tree's chapters (the
+build then goes to DIR/_build). COURSE_REQUIRE_BROWSER=1 (set by .ci/run)
+turns a missing Chromium into a failure instead of a skip.
+"""
+
+import functools
+import http.server
+import importlib.util
+import os
+import pathlib
+import shutil
+import threading
+import urllib.parse
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+ROOT = pathlib.Path(os.environ.get("COURSE_SITE_ROOT", REPO)).resolve()
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+    "--disable-background-networking", "--disable-component-update",
+    "--disable-sync", "--no-first-run", "--disable-quic",
+    "--disable-default-apps", "--disable-extensions",
+]
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+
+
+def _load_builder():
+    spec = importlib.util.spec_from_file_location(
+        "build_site", REPO / "tools" / "build_site.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def site_html():
+    """_build/html, built (or rebuilt, when an input changed) first."""
+    index = _load_builder().build(ROOT, ROOT / "_build", quiet=True)
+    return index.parent
+
+
+@pytest.fixture(scope="session")
+def site_chapters():
+    return sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="session")
+def site_url(site_html):
+    handler = functools.partial(_QuietHandler, directory=str(site_html))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+def _need_browser():
+    why = None
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        why = "the playwright package is not installed (pip install -e .[site])"
+    if why is None and not (os.path.exists(CHROMIUM) or shutil.which(CHROMIUM)):
+        why = (f"no Chromium at {CHROMIUM}: apt-get install chromium "
+               "(.ci/run installs it)")
+    if why:
+        if os.environ.get("COURSE_REQUIRE_BROWSER") == "1":
+            pytest.fail(why)
+        pytest.skip(why)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    _need_browser()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, headless=True,
+                               args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+class OfflineContext:
+    """A browser context whose requests may only reach loopback hosts;
+    every other request is aborted and recorded in .blocked."""
+
+    def __init__(self, browser):
+        self.blocked = []
+        self.context = browser.new_context(
+            viewport={"width": 1280, "height": 860}, service_workers="block")
+        self.context.route("**/*", self._route)
+        self.context.on("request", self._watch)
+
+    def _offsite(self, url):
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme in ("data", "blob", "about"):
+            return False
+        return parts.hostname not in LOOPBACK
+
+    def _route(self, route):
+        if self._offsite(route.request.url):
+            self.blocked.append(route.request.url)
+            route.abort("blockedbyclient")
+        else:
+            route.continue_()
+
+    def _watch(self, request):
+        if self._offsite(request.url) and request.url not in self.blocked:
+            self.blocked.append(request.url)
+
+    def close(self):
+        self.context.close()
+
+
+@pytest.fixture(scope="session")
+def offline(browser):
+    ctx = OfflineContext(browser)
+    yield ctx
+    ctx.close()

@@ -1,0 +1,229 @@
+"""JupyterLab smoke test: the server `make lab` starts, on 127.0.0.1 with a
+token, over a temporary copy of the course; a chapter's MyST twin opens as
+a notebook (jupytext), and one chapter runs top to bottom in a kernel
+started through the server (REST API + kernel websocket).
+
+COURSE_LAB_CHAPTER=NN picks the chapter (default: the one with the least
+code). The copy keeps the repository clean: chapters may write files.
+"""
+
+import datetime
+import json
+import os
+import pathlib
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import uuid
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+ROOT = pathlib.Path(os.environ.get("COURSE_SITE_ROOT", REPO)).resolve()
+# The same settings `make lab` passes (see the Makefile).
+LAB_SETTINGS = REPO / "tools" / "lab"
+CELL_TIMEOUT = 120
+
+
+def chapter_code(path):
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    return ["".join(c["source"]) for c in nb["cells"]
+            if c["cell_type"] == "code"]
+
+
+def pick_chapter():
+    notebooks = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
+    if not notebooks:
+        pytest.skip("no chapter notebooks yet")
+    wanted = os.environ.get("COURSE_LAB_CHAPTER")
+    if wanted:
+        (path,) = [p for p in notebooks if p.name.startswith(wanted + "_")]
+        return path
+    return min(notebooks, key=lambda p: sum(map(len, chapter_code(p))))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def copy_course(dest):
+    ignore = shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__")
+    for name in ("chapters", "figures", "data"):
+        if (ROOT / name).is_dir():
+            shutil.copytree(ROOT / name, dest / name, ignore=ignore)
+    for name in ("jupytext.toml", "README.md"):
+        if (ROOT / name).exists():
+            shutil.copy2(ROOT / name, dest / name)
+
+
+class Server:
+    def __init__(self, root, tmp):
+        self.port, self.token = free_port(), uuid.uuid4().hex
+        self.base = f"http://127.0.0.1:{self.port}"
+        env = dict(os.environ,
+                   JUPYTER_CONFIG_DIR=str(tmp / "config"),
+                   JUPYTER_RUNTIME_DIR=str(tmp / "runtime"),
+                   IPYTHONDIR=str(tmp / "ipython"),
+                   MPLBACKEND="agg")
+        self.log = open(tmp / "server.log", "w")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "jupyterlab", "--no-browser",
+             "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={self.port}",
+             "--ServerApp.port_retries=0",
+             f"--IdentityProvider.token={self.token}",
+             f"--ServerApp.root_dir={root}",
+             f"--LabApp.app_settings_dir={LAB_SETTINGS}",
+             *(["--allow-root"] if os.geteuid() == 0 else [])],
+            cwd=root, env=env, stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                self.get("/api/status")
+                return
+            except (urllib.error.URLError, ConnectionError):
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    self.stop()
+                    raise RuntimeError("Jupyter server did not start:\n"
+                                       + (tmp / "server.log").read_text())
+                time.sleep(0.3)
+
+    def request(self, method, path, body=None):
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(
+            self.base + path, data=data, method=method,
+            headers={"Authorization": f"token {self.token}",
+                     "Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            text = resp.read().decode()
+            return json.loads(text) if text.strip() else None
+
+    def get(self, path):
+        return self.request("GET", path)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            try:
+                self.request("POST", "/api/shutdown")
+                self.proc.wait(timeout=15)
+            except Exception:
+                self.proc.terminate()
+                try:
+                    self.proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait()
+        self.log.close()
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("lab")
+    root = tmp / "course"
+    root.mkdir()
+    chapter = pick_chapter()
+    copy_course(root)
+    server = Server(root, tmp)
+    yield server, chapter
+    server.stop()
+
+
+def test_lab_serves_and_the_twin_opens_as_a_notebook(lab):
+    server, chapter = lab
+    with urllib.request.urlopen(
+            f"{server.base}/lab?token={server.token}", timeout=30) as resp:
+        assert resp.status == 200
+        assert b"JupyterLab" in resp.read()
+    twin = f"chapters/{chapter.stem}.md"
+    model = server.get(f"/api/contents/{twin}?type=notebook&content=1")
+    assert model["type"] == "notebook"
+    stored = json.loads(chapter.read_text(encoding="utf-8"))
+    assert len(model["content"]["cells"]) == len(stored["cells"])
+    # paired with the .ipynb: the twin opens with the stored outputs
+    assert any(c.get("outputs") for c in model["content"]["cells"]
+               if c["cell_type"] == "code")
+    settings = server.get(
+        "/lab/api/settings/@jupyterlab/docmanager-extension:plugin")
+    # tools/lab/overrides.json: a double click opens the twin as a notebook
+    viewers = settings["schema"]["properties"]["defaultViewers"]["default"]
+    assert viewers.get("markdown") == "Jupytext Notebook", viewers
+
+
+def execute(ws, session, code):
+    """Run one cell; return (status, error text)."""
+    msg_id = uuid.uuid4().hex
+    ws.send(json.dumps({
+        "header": {"msg_id": msg_id, "msg_type": "execute_request",
+                   "username": "smoke", "session": session, "version": "5.3",
+                   "date": datetime.datetime.now(datetime.timezone.utc)
+                   .isoformat()},
+        "parent_header": {}, "metadata": {}, "channel": "shell",
+        "buffers": [],
+        "content": {"code": code, "silent": False, "store_history": True,
+                    "user_expressions": {}, "allow_stdin": False,
+                    "stop_on_error": True},
+    }))
+    error = ""
+    while True:
+        msg = json.loads(ws.recv())
+        if msg.get("parent_header", {}).get("msg_id") != msg_id:
+            continue
+        if msg["msg_type"] == "error":
+            error = f"{msg['content']['ename']}: {msg['content']['evalue']}"
+        if msg["channel"] == "shell" and msg["msg_type"] == "execute_reply":
+            return msg["content"]["status"], error
+
+
+def test_a_chapter_runs_through_a_kernel_of_the_server(lab):
+    import websocket
+
+    server, chapter = lab
+    session = server.request("POST", "/api/sessions", {
+        "path": f"chapters/{chapter.name}", "type": "notebook",
+        "name": chapter.name, "kernel": {"name": "python3"}})
+    kernel = session["kernel"]["id"]
+    ws = websocket.create_connection(
+        f"ws://127.0.0.1:{server.port}/api/kernels/{kernel}/channels"
+        f"?token={server.token}", timeout=CELL_TIMEOUT)
+    try:
+        cells = chapter_code(chapter)
+        for i, code in enumerate(cells):
+            status, error = execute(ws, uuid.uuid4().hex, code)
+            assert status == "ok", f"{chapter.name} code cell {i}: {error}"
+        status, _ = execute(ws, uuid.uuid4().hex,
+                            "import os; print(os.getcwd())")
+        assert status == "ok"
+    finally:
+        ws.close()
+        server.request("DELETE", f"/api/sessions/{session['id']}")
+    assert kernel not in [k["id"] for k in server.get("/api/kernels")]
+
+
+def test_the_twin_opens_as_a_notebook_in_the_lab_ui(lab, browser, offline,
+                                                    tmp_path_factory):
+    """In a real JupyterLab page (headless Chromium, network cut): the .md
+    twin's default viewer is a notebook, and the page asks no outside host
+    for anything (no news feed, no update check)."""
+    server, chapter = lab
+    twin = f"{chapter.stem}.md"
+    page = offline.context.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    blocked_before = len(offline.blocked)
+    page.goto(f"{server.base}/lab/tree/chapters/{twin}?token={server.token}")
+    page.wait_for_selector(".jp-NotebookPanel .jp-CodeCell", timeout=60_000)
+    assert page.locator(".jp-NotebookPanel").first.is_visible()
+    assert page.locator(".lm-TabBar-tab", has_text=twin).count() >= 1
+    page.wait_for_timeout(1000)
+    out = (REPO / "docs" / "screenshots"
+           if os.environ.get("UPDATE_SCREENSHOTS") == "1"
+           else tmp_path_factory.mktemp("lab-screenshots"))
+    page.screenshot(path=str(out / "lab.png"))
+    page.close()
+    assert not errors, errors
+    assert offline.blocked[blocked_before:] == []
