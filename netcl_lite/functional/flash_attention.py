@@ -38,8 +38,8 @@ from netcl_lite.core.tensor import Tensor
 from netcl_lite.functional.checks import nodes
 
 FLOAT = np.dtype(np.float32)
-# kernels/flash_attention.cl: a forward work-item owns RT * TR query rows,
-# a backward one TR rows; keys come in panels of TC
+# kernels/flash_attention.cl: a forward work-item owns up to RT * TR query
+# rows, a backward one TR rows; keys come in panels of TC
 RT, TR, TC = 2, 6, 16
 DMAX = 256       # the kernel's largest head dim
 LOG2E = 1.4426950408889634
@@ -121,9 +121,12 @@ def flash_attention(q, k, v, causal=True):
     vr = _pack_rows(v.value, BHKV, Sk, DV)         # (BHKV, Sk16, DV16)
     out = Tensor.empty(qq, (*q.shape[:-1], DV))    # (..., H, Sq, DV)
     lse2 = Tensor.empty(qq, (BH, Sq))              # one number per query row
+    # 12 rows per work-item share each block of k and v; 6 when that would
+    # leave under 16 work-groups of 64 to share out between the cores
+    rt = RT if BH * -(-Sq // (RT * TR)) >= 16 * 64 else 1
     launch(qq, "flash_attention", "flash_attention_forward",
-           (BH * -(-Sq // (RT * TR)),), LOCAL_1D, q.value, kt, vr, out, lse2,
-           BH, rep, Sq, Sk, _round16(Sk), D, DV, _round16(DV), c, causal)
+           (BH * -(-Sq // (rt * TR)),), LOCAL_1D, q.value, kt, vr, out, lse2,
+           BH, rep, Sq, Sk, _round16(Sk), D, DV, _round16(DV), c, causal, rt)
     del kt, vr  # the backward packs again: only q, k, v, out, lse2 stay alive
 
     def backward(g):

@@ -48,9 +48,10 @@ def matmul_simple_strided(a, b, batch, M, N, K, a_strides, b_strides):
 
 def _row_blocks(batch, PM, PN):
     """Row panels per work-item: 16 (96 rows), fewer when that would leave
-    too few work-groups of 64 to keep every core busy."""
+    under 16 work-groups of 64: the cores share out whole groups, so a few
+    big ones leave a core idle at the end."""
     RB = 16
-    while RB > 1 and batch * -(-PM // RB) * PN < 8 * 64:
+    while RB > 1 and batch * -(-PM // RB) * PN < 16 * 64:
         RB //= 2
     return RB
 

@@ -11,7 +11,7 @@
 //   * k is packed as K^T panels of 16 keys, kt is (BHKV, Sp/16, D, 16), and v
 //     (likewise dO, q in the backward) as zero-padded rows, (BHKV, Sp, DVp):
 //     every inner-loop read is contiguous and nothing tests bounds there.
-//   * a forward work-item owns RT x TR = 2 x 6 query rows. Per block of
+//   * a forward work-item owns rt x TR = 2 x 6 query rows. Per block of
 //     BK = 64 keys it computes the 12 x 64 scores as 6 x 16 register tiles
 //     (the matmul kernel's tile), updates each row's running max m and sum l
 //     (online softmax), and adds P V into its 12 x DV output rows. The block
@@ -23,11 +23,11 @@
 // plain a*b+c (contracted to FMA), float8 loads through pointer casts, and
 // exp2_poly below instead of exp2.
 
-#define TR 6       // query rows per work-item (the register tile's rows)
+#define TR 6       // query rows of the register tile (a backward work-item's)
 #define TC 16      // keys per panel (the register tile's columns)
 #define BK 64      // keys per online-softmax block (four panels)
-#define DMAX 256
-#define RT 2   // largest head dim (python falls back beyond it)
+#define RT 2       // at most RT 6-row tiles per forward work-item
+#define DMAX 256   // largest head dim (python falls back beyond it)
 
 // 2^x for x <= 0 (x = -inf gives 0), no builtins. x = k + f with k an
 // integer and |f| <= 1/2; 2^f is its Taylor polynomial (error < 2e-7) and
@@ -198,7 +198,8 @@ __kernel void flash_attention_pack_rows(__global const float *x,
 }
 
 // ---------------------------------------------------------------------------
-// Forward. Global size (BH * ceil(Sq / 12),): work-item = (query head, 12 rows).
+// Forward. Global size (BH * ceil(Sq / (6 rt)),): work-item = (query head,
+// 6 rt rows), rt <= RT (1 for short sequences: more, smaller work-items).
 //   kt (BHKV, Sp/16, D, 16)   vr (BHKV, Sp, DVP)   o (BH, Sq, DV)
 //   lse2 (BH, Sq): base-2 logsumexp of the row's scaled scores (-inf if none)
 // c = log2(e) / sqrt(D).
@@ -211,12 +212,12 @@ __kernel void flash_attention_forward(__global const float *q,
                                       const int Sq, const int Sk,
                                       const int Sp, const int D, const int DV,
                                       const int DVP, const float c,
-                                      const int causal) {
+                                      const int causal, const int rt) {
     int t = get_global_id(0);
-    int tiles = (Sq + RT * TR - 1) / (RT * TR);
+    int tiles = (Sq + rt * TR - 1) / (rt * TR);
     if (t >= BH * tiles) return;
     int bh = t / tiles;
-    int i0 = (t - bh * tiles) * TR * RT;    // first of this work-item's rows
+    int i0 = (t - bh * tiles) * TR * rt;    // first of this work-item's rows
     int kvh = bh / rep;                     // GQA: the shared kv head
     __global const float *ktp = kt + (long)kvh * Sp * D;
     __global const float *vp = vr + (long)kvh * Sp * DVP;
@@ -225,31 +226,31 @@ __kernel void flash_attention_forward(__global const float *q,
     __private float acc[RT * TR * DMAX];    // unnormalised output rows
     __private float s[RT * TR * BK];        // one block of scores, then P
     float m[RT * TR], l[RT * TR];
-    for (int tt = 0; tt < RT; tt++)
+    for (int tt = 0; tt < rt; tt++)
         load_rows(a + tt * TR * DMAX, q + (long)bh * Sq * D, i0 + tt * TR, Sq, D,
                   c);
-    for (int r = 0; r < RT * TR; r++) {
+    for (int r = 0; r < rt * TR; r++) {
         m[r] = -INFINITY;
         l[r] = 0.0f;
         for (int e = 0; e < DVP; e++) acc[r * DMAX + e] = 0.0f;
     }
-    int last = i0 + RT * TR - 1 < Sq ? i0 + RT * TR - 1 : Sq - 1;
+    int last = i0 + rt * TR - 1 < Sq ? i0 + rt * TR - 1 : Sq - 1;
     int kend = visible_keys(last, Sq, Sk, causal);
     int kfull = visible_keys(i0, Sq, Sk, causal);   // every row sees these
     for (int k0 = 0; k0 < kend; k0 += BK) {
         int nj = kend - k0 < BK ? kend - k0 : BK;
         int npanels = (nj + TC - 1) / TC;
-        for (int tt = 0; tt < RT; tt++)     // scores: (12, 64) = q (12, D) k^T
+        for (int tt = 0; tt < rt; tt++)     // scores: (12, 64) = q (12, D) k^T
             for (int pnl = 0; pnl < npanels; pnl++)
                 tile_6x16(a + tt * TR * DMAX, ktp + (long)(k0 / TC + pnl) * D * TC,
                           D, s + tt * TR * BK + pnl * TC, BK);
         if (k0 + BK > kfull) {              // the mask's edge: -inf past it
-            for (int r = 0; r < RT * TR; r++) {
+            for (int r = 0; r < rt * TR; r++) {
                 int n = visible_keys(i0 + r, Sq, Sk, causal) - k0;
                 for (int j = n < 0 ? 0 : n; j < BK; j++) s[r * BK + j] = -INFINITY;
             }
         }
-        for (int r = 0; r < RT * TR; r++) { // online softmax, row by row
+        for (int r = 0; r < rt * TR; r++) { // online softmax, row by row
             __private float8 *sr = (__private float8 *)(s + r * BK);
             float8 mx = sr[0] > sr[1] ? sr[0] : sr[1];
             float8 my = sr[2] > sr[3] ? sr[2] : sr[3];
@@ -274,12 +275,12 @@ __kernel void flash_attention_forward(__global const float *q,
             if (alpha != 1.0f)
                 for (int e = 0; e < DVP; e++) acc[r * DMAX + e] *= alpha;
         }
-        for (int tt = 0; tt < RT; tt++)     // acc (12, DV) += P (12, 64) v
+        for (int tt = 0; tt < rt; tt++)     // acc (12, DV) += P (12, 64) v
             tile_acc(acc + tt * TR * DMAX, s + tt * TR * BK, vp + (long)k0 * DVP,
                      nj, DVP);
     }
     __global float *orow = o + (long)bh * Sq * DV;
-    for (int r = 0; r < RT * TR && i0 + r < Sq; r++) {
+    for (int r = 0; r < rt * TR && i0 + r < Sq; r++) {
         float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
         for (int e = 0; e < DV; e++)
             orow[(long)(i0 + r) * DV + e] = acc[r * DMAX + e] * inv;

@@ -100,6 +100,18 @@ def test_big_blocks_against_numpy(queue, rng):
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=2e-6)
 
 
+@pytest.mark.parametrize("causal", [True, False])
+def test_twelve_row_work_items(queue, rng, causal):
+    """Enough rows (64 heads x 17 work-items) for 12 rows per work-item."""
+    q, k, v = make(rng, (2,), 32, 16, 199, 203, 16, 24)
+    g = rng.standard_normal((2, 32, 199, 24))
+    got, grads = run_op(queue, lambda a, b, c: F.flash_attention(a, b, c, causal),
+                        [q, k, v], g)
+    np.testing.assert_allclose(got, gqa_sdpa(q, k, v, causal), rtol=1e-5, atol=2e-6)
+    for got_g, want_g in zip(grads, gqa_sdpa_vjp(q, k, v, g, causal)):
+        np.testing.assert_allclose(got_g, want_g, rtol=1e-4, atol=1e-5)
+
+
 def test_fully_masked_rows_are_zero_with_finite_gradients(queue, rng):
     q, k, v = make(rng, (), 1, 1, 8, 3, 4, 4)   # Sq > Sk: rows 0..4 see nothing
     out, grads = run_op(queue, F.flash_attention, [q, k, v],

@@ -1,0 +1,373 @@
+"""Kernel benchmarks (`make bench`): netcl_lite next to numpy and torch.
+
+- matmul GFLOP/s: the packed kernel (F.matmul), the simple one (small n),
+  numpy (OpenBLAS), torch; and the machine's peak estimate
+- attention, B=1 H=8 d=64 causal, S in {256, 1024, 4096}: the three-kernel
+  path (F.attention_naive), the fused kernel (F.scaled_dot_product_attention),
+  numpy (float32, S x S materialized), torch's CPU SDPA; ms and the peak
+  process memory one call adds (peak RSS minus RSS before the call, in a
+  fresh subprocess: tracemalloc cannot see OpenCL buffers); the fused kernel
+  also at S = 8192
+- build: every kernel file built with PoCL's cache empty (cold) and full (warm),
+  and the first chapter's first kernel (import, device, one matmul)
+
+Every library runs on the same number of threads (``BENCH_THREADS``, default
+all cores). Times are wall clock, the best of a few interleaved repeats: on
+a shared machine compare the ratios of one run, not absolute numbers.
+
+    python bench/kernels.py            # prints markdown tables
+"""
+
+import json
+import math
+import os
+import pathlib
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+
+THREADS = int(os.environ.get("BENCH_THREADS", os.cpu_count() or 1))
+os.environ.setdefault("POCL_MAX_PTHREAD_COUNT", str(THREADS))
+os.environ.setdefault("OMP_NUM_THREADS", str(THREADS))
+os.environ.setdefault("OPENBLAS_NUM_THREADS", str(THREADS))
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # run from a checkout without installing
+
+import numpy as np  # noqa: E402
+
+REPEATS = 5
+ATTN = dict(B=1, H=8, d=64)
+ATTN_LENGTHS = (256, 1024, 4096)
+MATMUL_SIZES = (256, 1024, 2048)
+
+
+# --- the other libraries, each optional ---------------------------------------
+def torch_or_none():
+    try:
+        import torch
+    except ImportError:
+        return None
+    torch.set_num_threads(THREADS)
+    return torch
+
+
+def blas_info():
+    """(OpenBLAS kernel name, threads) via threadpoolctl, or a note."""
+    try:
+        from threadpoolctl import threadpool_info, threadpool_limits
+    except ImportError:
+        return "threadpoolctl not installed: numpy threads from OPENBLAS_NUM_THREADS"
+    threadpool_limits(THREADS)
+    blas = [p for p in threadpool_info() if p.get("user_api") == "blas"]
+    if not blas:
+        return "no BLAS found by threadpoolctl"
+    return f"{blas[0].get('internal_api')} {blas[0].get('architecture')}, " \
+           f"{blas[0].get('num_threads')} threads"
+
+
+def machine():
+    """One line about this machine, and the fp32 peak estimate in GFLOP/s."""
+    name = platform.processor() or platform.machine()
+    flags = ""
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                name = line.split(":", 1)[1].strip()
+            if line.startswith("flags"):
+                flags = line.split(":", 1)[1].split()
+                break
+    except OSError:
+        pass
+    # FLOP per cycle per core: 2 FMA pipes x 8 fp32 lanes x 2 with AVX2+FMA
+    # (Zen 4 runs AVX-512 as two 256-bit halves, so no more than that)
+    per_cycle = 32 if "fma" in flags else (16 if "avx" in flags else 8)
+    ghz = float(os.environ.get("BENCH_CLOCK_GHZ", "3.6"))
+    peak = THREADS * per_cycle * ghz
+    text = (f"{name}, {os.cpu_count()} cores, {THREADS} threads; peak estimate "
+            f"{THREADS} x {per_cycle} FLOP/cycle x {ghz} GHz = {peak:.0f} GFLOP/s")
+    return text, peak
+
+
+# --- timing ---------------------------------------------------------------------
+def interleaved_best(fns, repeats=REPEATS):
+    """{name: best seconds}, calling each fn once per round, round-robin."""
+    best = {name: math.inf for name in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            fn()
+            best[name] = min(best[name], time.perf_counter() - start)
+    return best
+
+
+def device_queue():
+    from netcl_lite.core.device import manager
+    return manager.default("auto").queue
+
+
+# --- matmul ---------------------------------------------------------------------
+def bench_matmul(sizes=MATMUL_SIZES):
+    import netcl_lite.functional as F
+    from netcl_lite.core.tensor import Tensor
+
+    q, torch = device_queue(), torch_or_none()
+    rows = []
+    for n in sizes:
+        rng = np.random.default_rng(n)
+        a, b = (rng.standard_normal((n, n)).astype(np.float32) for _ in range(2))
+        A, B = Tensor.from_host(q, a), Tensor.from_host(q, b)
+
+        def ours(fast=True):
+            F.matmul(A, B, fast=fast).value.to_host()
+
+        fns = {"netcl_lite": ours, "numpy": lambda: a @ b}
+        if n <= 256:
+            fns["netcl_lite simple"] = lambda: ours(fast=False)
+        if torch is not None:
+            ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+            fns["torch"] = lambda: ta @ tb
+        for fn in fns.values():
+            fn()  # warm up: kernel compile, thread pools
+        got = F.matmul(A, B).value.to_host()
+        assert np.allclose(got, a @ b, rtol=1e-3, atol=1e-3 * math.sqrt(n))
+        best = interleaved_best(fns)
+        rows.append({"n": n, **{k: 2 * n**3 / t / 1e9 for k, t in best.items()}})
+    return rows
+
+
+# --- attention ------------------------------------------------------------------
+def numpy_attention(q, k, v, causal=True):
+    """float32 numpy, the S x S matrix materialized: the reference."""
+    S, d = q.shape[-2], q.shape[-1]
+    s = (q @ np.swapaxes(k, -1, -2)) * np.float32(1 / math.sqrt(d))  # (B,H,S,S)
+    if causal:
+        s = np.where(np.tri(S, dtype=bool), s, np.float32(-np.inf))
+    s -= s.max(-1, keepdims=True)
+    np.exp(s, out=s)
+    s /= s.sum(-1, keepdims=True)
+    return s @ v                                                      # (B,H,S,d)
+
+
+def attention_inputs(S, seed=0):
+    rng = np.random.default_rng(seed)
+    shape = (ATTN["B"], ATTN["H"], S, ATTN["d"])
+    return [rng.standard_normal(shape).astype(np.float32) for _ in range(3)]
+
+
+def attention_runner(impl, S):
+    """A no-argument function that runs one attention forward to the host."""
+    qa, ka, va = attention_inputs(S)
+    if impl == "numpy":
+        return lambda: numpy_attention(qa, ka, va)
+    if impl == "torch":
+        torch = torch_or_none()
+        tq, tk, tv = (torch.from_numpy(x) for x in (qa, ka, va))
+        sdpa = torch.nn.functional.scaled_dot_product_attention
+        return lambda: sdpa(tq, tk, tv, is_causal=True).numpy()
+    import netcl_lite.functional as F
+    from netcl_lite.core.tensor import Tensor
+    q = device_queue()
+    Q, K, V = (Tensor.from_host(q, x) for x in (qa, ka, va))
+    op = {"naive": F.attention_naive, "fused": F.scaled_dot_product_attention}[impl]
+    return lambda: op(Q, K, V, causal=True).value.to_host()
+
+
+def peak_rss_growth(impl, S):
+    """Run in a subprocess: MiB of peak RSS one call adds, and its seconds."""
+    out = subprocess.run(
+        [sys.executable, __file__, "--memory", impl, str(S)],
+        capture_output=True, text=True, check=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def _rss_kib(field):
+    """VmRSS (now) or VmHWM (peak) of this process, KiB, from /proc."""
+    for line in open("/proc/self/status"):
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise OSError(f"no {field} in /proc/self/status")
+
+
+def _memory_child(impl, S):
+    attention_runner(impl, 64)()            # compile kernels, start pools
+    run = attention_runner(impl, S)         # inputs ready (not counted)
+    try:  # "5" resets the peak (VmHWM) to the current RSS (Linux >= 4.0)
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        before = _rss_kib("VmRSS")
+    except OSError:
+        import resource
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start = time.perf_counter()
+    run()
+    seconds = time.perf_counter() - start
+    try:
+        after = _rss_kib("VmHWM")
+    except OSError:
+        import resource
+        after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"mib": (after - before) / 1024, "s": seconds}))
+
+
+def bench_attention(lengths=ATTN_LENGTHS):
+    impls = ["naive", "fused", "numpy"]
+    if torch_or_none() is not None:
+        impls.append("torch")
+    rows = []
+    for S in lengths:
+        fns = {impl: attention_runner(impl, S) for impl in impls}
+        want = fns["numpy"]()
+        assert np.allclose(fns["fused"](), want, atol=1e-4)
+        best = interleaved_best(fns, repeats=REPEATS if S < 4096 else 3)
+        mem = {impl: peak_rss_growth(impl, S)["mib"] for impl in impls}
+        rows.append({"S": S, "ms": {k: t * 1e3 for k, t in best.items()},
+                     "mib": mem})
+    return rows
+
+
+def bench_long(S=8192):
+    """The fused kernel at S = 8192: one S x S fp32 matrix would be 256 MiB."""
+    res = peak_rss_growth("fused", S)
+    return {"S": S, "mib": res["mib"], "ms": res["s"] * 1e3,
+            "sxs_mib": S * S * 4 / 2**20}
+
+
+# --- build ----------------------------------------------------------------------
+def _build_child():
+    start = time.perf_counter()
+    from netcl_lite.core.program import kernels
+    q = device_queue()
+    files = sorted(p.stem for p in (ROOT / "netcl_lite" / "kernels").glob("*.cl"))
+    t0 = time.perf_counter()
+    for name in files:
+        kernels(q.context, name)
+    build = time.perf_counter() - t0
+    print(json.dumps({"build_all": build, "files": len(files),
+                      "setup": t0 - start, "cpu": _cpu_seconds()}))
+
+
+def _cpu_seconds():
+    import resource
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+_FIRST_KERNEL = """
+import time; start = time.perf_counter()
+import numpy as np
+import netcl_lite.functional as F
+from netcl_lite.core.device import manager
+from netcl_lite.core.tensor import Tensor
+q = manager.default("auto").queue
+a = Tensor.from_host(q, np.ones((3, 2)))
+F.matmul(a, Tensor.from_host(q, np.ones((2, 3)))).value.to_host()
+import resource; r = resource.getrusage(resource.RUSAGE_SELF)
+print(time.perf_counter() - start, r.ru_utime + r.ru_stime)
+"""
+
+
+def bench_build():
+    """Seconds: all kernel files built, and the first chapter's first kernel
+    (a fresh process: import, device, one matmul), cold and warm cache."""
+    out = {}
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "POCL_CACHE_DIR": cache, "PYTHONPATH": str(ROOT)}
+        for state in ("cold", "warm"):
+            res = subprocess.run([sys.executable, __file__, "--build"], env=env,
+                                 capture_output=True, text=True, check=True)
+            out[f"build_{state}"] = json.loads(res.stdout.strip().splitlines()[-1])
+        shutil_rm(cache)
+        for state in ("cold", "warm"):
+            res = subprocess.run([sys.executable, "-c", _FIRST_KERNEL], env=env,
+                                 capture_output=True, text=True, check=True)
+            wall, cpu = res.stdout.strip().splitlines()[-1].split()
+            out[f"first_{state}"] = (float(wall), float(cpu))
+    return out
+
+
+def shutil_rm(folder):
+    """Empty PoCL's cache folder (keep the folder)."""
+    import shutil
+    for p in pathlib.Path(folder).iterdir():
+        shutil.rmtree(p) if p.is_dir() else p.unlink()
+
+
+# --- tables ---------------------------------------------------------------------
+def fmt(x, digits=0):
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def matmul_table(rows, peak):
+    lines = ["| n | netcl_lite | numpy | torch | netcl_lite / numpy | "
+             "netcl_lite simple | peak estimate |",
+             "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(
+            f"| {r['n']} | {fmt(r['netcl_lite'])} | {fmt(r['numpy'])} | "
+            f"{fmt(r.get('torch'))} | {r['netcl_lite'] / r['numpy']:.2f} | "
+            f"{fmt(r.get('netcl_lite simple'), 1)} | {peak:.0f} |")
+    return "\n".join(lines)
+
+
+def attention_table(rows, long):
+    impls = ["naive", "fused", "numpy", "torch"]
+    head = " | ".join(f"{i} ms (MiB)" for i in impls)
+    lines = [f"| S | {head} | numpy / fused | torch / fused |",
+             "|---|" + "---|" * (len(impls) + 2)]
+    for r in rows:
+        ms, mib = r["ms"], r["mib"]
+        cells = " | ".join(
+            f"{ms[i]:.1f} ({mib[i]:.0f})" if i in ms else "-" for i in impls)
+        torch_ratio = f"{ms['torch'] / ms['fused']:.2f}" if "torch" in ms else "-"
+        lines.append(f"| {r['S']} | {cells} | {ms['numpy'] / ms['fused']:.1f} | "
+                     f"{torch_ratio} |")
+    if long:
+        lines.append(f"| {long['S']} | - | {long['ms']:.0f} ({long['mib']:.0f}) "
+                     f"| - | - | - | - |")
+    return "\n".join(lines)
+
+
+def build_table(b):
+    """Wall seconds, and (in brackets) the process's CPU seconds: on a busy
+    machine the wall clock also counts time spent waiting for a core."""
+    cold, warm = b["build_cold"], b["build_warm"]
+    fc, fw = b["first_cold"], b["first_warm"]
+    return "\n".join([
+        "| s, wall (cpu) | cold cache | warm cache |", "|---|---|---|",
+        f"| build all {cold['files']} kernel files | {cold['build_all']:.2f} | "
+        f"{warm['build_all']:.2f} |",
+        f"| first chapter's first kernel: import, device, one matmul "
+        f"(fresh process) | {fc[0]:.2f} ({fc[1]:.2f}) | {fw[0]:.2f} ({fw[1]:.2f}) |"])
+
+
+def run_all():
+    """Every kernel benchmark -> a dict of results (report.py prints them)."""
+    text, peak = machine()
+    return {"machine": text, "peak": peak, "blas": blas_info(),
+            "torch": getattr(torch_or_none(), "__version__", None),
+            "matmul": bench_matmul(), "attention": bench_attention(),
+            "long": bench_long(), "build": bench_build()}
+
+
+def tables(res):
+    return "\n\n".join([
+        f"Machine: {res['machine']}. numpy: {res['blas']}. "
+        f"torch: {res['torch'] or 'not installed'}.",
+        "Matmul, float32 GFLOP/s (n x n @ n x n):", matmul_table(
+            res["matmul"], res["peak"]),
+        "Attention forward, B=1 H=8 d=64 causal: ms, and (in brackets) the "
+        "peak process memory one call adds, MiB:",
+        attention_table(res["attention"], res["long"]),
+        "Kernel build (PoCL):", build_table(res["build"])])
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--memory"]:
+        _memory_child(sys.argv[2], int(sys.argv[3]))
+    elif sys.argv[1:2] == ["--build"]:
+        _build_child()
+    else:
+        print(tables(run_all()))
