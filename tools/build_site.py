@@ -17,7 +17,6 @@ README from another tree; ``--build`` puts everything under another folder.
 
 import argparse
 import base64
-import fcntl
 import hashlib
 import json
 import os
@@ -30,6 +29,11 @@ import tarfile
 import tempfile
 import time
 import zipfile
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: builds are not serialised
+    fcntl = None
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SITE = ROOT / "site"
@@ -91,8 +95,12 @@ def _mathjax_from_npm(workdir):
         raise SystemExit(f"{tgz.name}: integrity mismatch, refusing to use it")
     with tarfile.open(tgz) as tar:
         members = [m for m in tar.getmembers()
-                   if m.name.startswith("package/es5/") and m.isfile()]
-        tar.extractall(workdir, members=members, filter="data")
+                   if m.name.startswith("package/es5/") and m.isfile()
+                   and ".." not in m.name.split("/")]
+        try:
+            tar.extractall(workdir, members=members, filter="data")
+        except TypeError:  # Python without tarfile extraction filters
+            tar.extractall(workdir, members=members)
     return workdir / "package" / "es5"
 
 
@@ -426,7 +434,8 @@ def build(root=ROOT, build_dir=None, force=False, quiet=False):
     html = build_dir / "html"
     stamp = build_dir / "site-inputs.sha256"
     with open(build_dir / ".site-build.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one build at a time per folder
+        if fcntl:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # one build at a time per folder
         digest = inputs_digest(root)
         if (not force and (html / "index.html").exists() and stamp.exists()
                 and stamp.read_text() == digest):
