@@ -35,7 +35,7 @@ from netcl_lite.core.tensor import Tensor
 from netcl_lite.functional.checks import min_ndim, nodes
 
 MR, NR = 6, 16          # the register tile of matmul_packed (kernels/matmul.cl)
-FAST_MIN_MNK = 32 ** 3  # smaller products: the simple kernel (no packing)
+FAST_MIN_MNK = 48 ** 3  # below: the simple kernel is faster (3 launches vs 1)
 
 
 def matmul_simple_strided(a, b, batch, M, N, K, a_strides, b_strides):
