@@ -27,7 +27,7 @@ run, since gradients do not flow through stored keys and values.
 
 import netcl_lite.autograd as ag
 from netcl_lite.autograd import as_node
-from netcl_lite.core.program import LOCAL_1D, launch
+from netcl_lite.core.program import LOCAL_2D, launch
 from netcl_lite.core.tensor import Tensor
 
 
@@ -37,7 +37,8 @@ def concat_positions(past, new):
     Sn = new.shape[2]
     R = B * HKV                                   # rows: one per (batch, head)
     out = Tensor.empty(past.queue, (B, HKV, Sp + Sn, Dh))
-    launch(past.queue, "concat", "concat_forward", (out.size,), LOCAL_1D,
+    W = (Sp + Sn) * Dh                            # columns: a row's (S, Dh)
+    launch(past.queue, "concat", "concat_forward", (W, R), LOCAL_2D,
            past, new, out, R, Sp * Dh, Sn * Dh)
     return out
 

@@ -190,39 +190,49 @@ class DecoderLM(Module):
 
     def generate(self, prompt, max_new_tokens, temperature=1.0, top_k=None,
                  seed=0, use_cache=True):
-        """Continue one prompt (a list of ids); returns the new ids only.
+        """Continue a prompt: a list of ids -> the list of new ids, or a batch
+        of equal-length prompts (B, P) -> B lists (rows sampled in order).
 
         Without the cache the context is cropped to the last max_seq_len
         tokens; with it, prompt + new tokens must fit in max_seq_len.
         """
-        prompt = [int(t) for t in np.asarray(prompt).ravel()]
-        V, T = self.config.vocab_size, self.config.max_seq_len
+        prompt = np.asarray(prompt)
+        batched = prompt.ndim == 2
         self._check_generate(prompt, max_new_tokens, temperature, top_k,
                              use_cache)
+        T = self.config.max_seq_len
         rng = np.random.default_rng(seed)
-        ids = list(prompt)
+        ids = np.atleast_2d(prompt).astype(np.int32)           # (B, P)
         cache = KVCache(len(self.blocks)) if use_cache else None
         feed = ids                           # what the next forward must read
         for _ in range(max_new_tokens):
-            context = feed if use_cache else ids[-T:]
-            logits = self.forward(np.array([context], np.int32), cache,
-                                  last_only=True)            # (1, 1, V)
-            nxt = sample_next(logits.value.to_host()[0, -1], temperature, top_k,
-                              rng)
-            assert 0 <= nxt < V
-            ids.append(nxt)
-            feed = [nxt]
-        return ids[len(prompt):]
+            context = feed if use_cache else ids[:, -T:]
+            logits = self.forward(context, cache, last_only=True)  # (B, 1, V)
+            rows = logits.value.to_host()[:, -1]                # (B, V)
+            feed = np.array([[sample_next(row, temperature, top_k, rng)]
+                             for row in rows], np.int32)        # (B, 1)
+            ids = np.concatenate([ids, feed], axis=1)           # (B, t + 1)
+        new = ids[:, prompt.shape[-1]:].tolist()
+        return new if batched else new[0]
 
     def _check_generate(self, prompt, max_new_tokens, temperature, top_k,
                         use_cache):
         V, T = self.config.vocab_size, self.config.max_seq_len
-        if not prompt:
-            raise ValueError("generate: the prompt needs at least one token")
-        bad = [t for t in prompt if not 0 <= t < V]
-        if bad:
+        if prompt.ndim not in (1, 2) or prompt.shape[-1] == 0 or \
+                prompt.size == 0:
+            raise ValueError(
+                f"generate: the prompt needs at least one token, as a list of "
+                f"ids or a (B, P) batch; got shape {prompt.shape}"
+            )
+        if prompt.dtype.kind not in "iu":
+            raise ValueError(f"generate: prompt ids must be integers, got "
+                             f"{prompt.dtype}")
+        bad = prompt[(prompt < 0) | (prompt >= V)]
+        if bad.size:
             raise ValueError(f"generate: prompt id {bad[0]} is outside [0, {V})")
-        if not isinstance(max_new_tokens, (int, np.integer)) or max_new_tokens < 0:
+        if isinstance(max_new_tokens, bool) or \
+                not isinstance(max_new_tokens, (int, np.integer)) or \
+                max_new_tokens < 0:
             raise ValueError(
                 f"generate: max_new_tokens must be an int >= 0, got {max_new_tokens!r}"
             )
@@ -235,11 +245,12 @@ class DecoderLM(Module):
         if top_k is not None and (not isinstance(top_k, (int, np.integer))
                                   or not 1 <= top_k <= V):
             raise ValueError(f"generate: top_k must be None or 1..{V}, got {top_k!r}")
-        if use_cache and len(prompt) + max_new_tokens - 1 > T:
+        P = prompt.shape[-1]
+        if use_cache and P + max_new_tokens - 1 > T:
             raise ValueError(
-                f"generate: prompt ({len(prompt)}) + max_new_tokens "
-                f"({max_new_tokens}) - 1 > max_seq_len {T}: the cache would "
-                f"overflow; use use_cache=False for longer output"
+                f"generate: prompt ({P}) + max_new_tokens ({max_new_tokens}) "
+                f"- 1 > max_seq_len {T}: the cache would overflow; use "
+                f"use_cache=False for longer output"
             )
 
     def attention_maps(self, ids):

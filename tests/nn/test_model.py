@@ -78,6 +78,17 @@ def test_generation_is_seeded_and_cache_agnostic(queue):
     assert len(model.generate(prompt, 15, use_cache=False, seed=1)) == 15
 
 
+def test_batched_generation_matches_row_by_row(queue):
+    model = tiny(queue)
+    prompts = np.array([[3, 1, 4], [1, 5, 9], [2, 6, 5]])
+    greedy = model.generate(prompts, 5, temperature=0.0)
+    assert greedy == [model.generate(p, 5, temperature=0.0) for p in prompts]
+    assert greedy == model.generate(prompts, 5, temperature=0.0, use_cache=False)
+    sampled = model.generate(prompts, 5, top_k=4, seed=2)
+    assert sampled == model.generate(prompts, 5, top_k=4, seed=2, use_cache=False)
+    assert len(sampled) == 3 and all(len(row) == 5 for row in sampled)
+
+
 def test_generation_rejects_bad_arguments(queue):
     model = tiny(queue)
     cases = [
@@ -86,6 +97,8 @@ def test_generation_rejects_bad_arguments(queue):
         (dict(prompt=[1], max_new_tokens=-1), "max_new_tokens"),
         (dict(prompt=[1], max_new_tokens=2, temperature=-1.0), "temperature"),
         (dict(prompt=[1], max_new_tokens=2, top_k=0), r"top_k must be None or 1..32"),
+        (dict(prompt=[[[1]]], max_new_tokens=2), r"got shape \(1, 1, 1\)"),
+        (dict(prompt=[1.5], max_new_tokens=2), "must be integers"),
         (dict(prompt=[1] * 10, max_new_tokens=4), r"max_seq_len 12"),
     ]
     for kwargs, message in cases:
