@@ -53,7 +53,14 @@ def free_port():
 
 
 def copy_course(dest):
-    ignore = shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__")
+    def ignore(folder, names):
+        """Checkpoints, caches, and whatever is not a plain file or folder
+        (a running kernel's IPC sockets, say)."""
+        base = pathlib.Path(folder)
+        return [n for n in names
+                if n in (".ipynb_checkpoints", "__pycache__")
+                or not ((base / n).is_file() or (base / n).is_dir())]
+
     for name in ("chapters", "figures", "data"):
         if (ROOT / name).is_dir():
             shutil.copytree(ROOT / name, dest / name, ignore=ignore)
