@@ -37,7 +37,9 @@ def run_course():
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
-        shutil.copytree(ROOT / "chapters", tmp / "chapters")
+        shutil.copytree(ROOT / "chapters", tmp / "chapters",
+                        ignore=shutil.ignore_patterns(
+                            ".ipynb_checkpoints", "__pycache__", "kernel-*"))
         (tmp / "data").symlink_to(ROOT / "data")
         (tmp / "figures").mkdir()
         old = os.environ.get("PYTHONPATH")

@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
 import numpy as np  # noqa: E402
 
-REPEATS = 5
+REPEATS = 5  # best of; the short runs repeat more (see bench_*)
 ATTN = dict(B=1, H=8, d=64)
 ATTN_LENGTHS = (256, 1024, 4096)
 MATMUL_SIZES = (256, 1024, 2048)
@@ -133,7 +133,7 @@ def bench_matmul(sizes=MATMUL_SIZES):
             fn()  # warm up: kernel compile, thread pools
         got = F.matmul(A, B).value.to_host()
         assert np.allclose(got, a @ b, rtol=1e-3, atol=1e-3 * math.sqrt(n))
-        best = interleaved_best(fns)
+        best = interleaved_best(fns, repeats={256: 20, 1024: 10}.get(n, 5))
         rows.append({"n": n, **{k: 2 * n**3 / t / 1e9 for k, t in best.items()}})
     return rows
 
@@ -221,7 +221,7 @@ def bench_attention(lengths=ATTN_LENGTHS):
         fns = {impl: attention_runner(impl, S) for impl in impls}
         want = fns["numpy"]()
         assert np.allclose(fns["fused"](), want, atol=1e-4)
-        best = interleaved_best(fns, repeats=REPEATS if S < 4096 else 3)
+        best = interleaved_best(fns, repeats={256: 20, 1024: 8}.get(S, 3))
         mem = {impl: peak_rss_growth(impl, S)["mib"] for impl in impls}
         rows.append({"S": S, "ms": {k: t * 1e3 for k, t in best.items()},
                      "mib": mem})

@@ -95,7 +95,8 @@ def _pack_rows(x, N, S, D):
     """x (N, S, D) -> (N, S16, D16): zero-padded rows for float8 reads."""
     out = Tensor.empty(x.queue, (N, _round16(S), _round16(D)))
     launch(x.queue, "flash_attention", "flash_attention_pack_rows",
-           (out.size,), LOCAL_1D, x, out, N, S, D, _round16(S), _round16(D))
+           (N * _round16(S),), LOCAL_1D, x, out, N, S, D, _round16(S),
+           _round16(D))
     return out
 
 

@@ -189,12 +189,13 @@ __kernel void flash_attention_pack_rows(__global const float *x,
                                         __global float *xr, const int N,
                                         const int S, const int D,
                                         const int Sp, const int DP) {
-    int t = get_global_id(0);               // t = (n * Sp + s) * DP + e
-    if (t >= N * Sp * DP) return;
-    int e = t % DP;
-    int s = (t / DP) % Sp;
-    int n = t / (DP * Sp);
-    xr[t] = s < S && e < D ? x[((long)n * S + s) * D + e] : 0.0f;
+    int t = get_global_id(0);               // t = n * Sp + s: one row each
+    if (t >= N * Sp) return;
+    int s = t % Sp;
+    int n = t / Sp;
+    __global const float *src = x + ((long)n * S + s) * D;
+    __global float *dst = xr + (long)t * DP;
+    for (int e = 0; e < DP; e++) dst[e] = s < S && e < D ? src[e] : 0.0f;
 }
 
 // ---------------------------------------------------------------------------
