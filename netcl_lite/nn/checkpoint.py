@@ -13,11 +13,15 @@
 >>> q = manager.default("cpu").queue
 >>> model = DecoderLM(q, DecoderConfig(vocab_size=16, dim=8, n_layers=1,
 ...                                    n_heads=2, n_kv_heads=1, max_seq_len=4))
->>> stem = os.path.join(tempfile.mkdtemp(), "tiny")
+>>> tmp = tempfile.TemporaryDirectory()
+>>> stem = os.path.join(tmp.name, "tiny")
 >>> save_checkpoint(stem, model, extra={"step": 10})
+>>> sorted(os.listdir(tmp.name))
+['tiny.json', 'tiny.npz']
 >>> again, extra = load_checkpoint(stem, q)
 >>> extra, again.config == model.config
 ({'step': 10}, True)
+>>> tmp.cleanup()
 
 Every problem (missing or unexpected tensor, a shape that does not match
 the config, a malformed or foreign JSON file, another version) raises a

@@ -1,5 +1,8 @@
 """DecoderLM: numpy agreement, deterministic training, generation."""
 
+import doctest
+import importlib
+
 import numpy as np
 import pytest
 
@@ -140,3 +143,11 @@ def test_config_checks_and_round_trip():
         DecoderConfig(vocab_size=10, n_layers=0)
     with pytest.raises(ValueError, match="dim must be int"):
         DecoderConfig(vocab_size=10, dim=12.5)
+
+
+@pytest.mark.parametrize("name", [
+    "nn.norm", "nn.feed_forward", "nn.block", "nn.model", "nn.kv_cache",
+    "nn.checkpoint", "optim.adamw", "optim.clip", "optim.schedule"])
+def test_docstring_examples_run(name):
+    module = importlib.import_module(f"netcl_lite.{name}")
+    assert doctest.testmod(module).failed == 0

@@ -4,8 +4,6 @@ decoder LM (chapter 09), float64, composed from the layer references.
 Parameters come as a dict named like ``Module.named_parameters()``.
 """
 
-import numpy as np
-
 from numpy_ref.attention import scaled_dot_product_attention
 from numpy_ref.layers import repeat_kv, rms_norm, rope, silu
 
