@@ -28,6 +28,8 @@
 #define BK 64      // keys per online-softmax block (four panels)
 #define RT 2       // at most RT 6-row tiles per forward work-item
 #define DMAX 256   // largest head dim (python falls back beyond it)
+// private arrays read as float8 must sit on 32-byte boundaries
+#define ALIGNED __attribute__((aligned(32)))
 
 // 2^x for x <= 0 (x = -inf gives 0), no builtins. x = k + f with k an
 // integer and |f| <= 1/2; 2^f is its Taylor polynomial (error < 2e-7) and
@@ -223,9 +225,9 @@ __kernel void flash_attention_forward(__global const float *q,
     __global const float *ktp = kt + (long)kvh * Sp * D;
     __global const float *vp = vr + (long)kvh * Sp * DVP;
 
-    __private float a[RT * TR * DMAX];      // q rows, times c
-    __private float acc[RT * TR * DMAX];    // unnormalised output rows
-    __private float s[RT * TR * BK];        // one block of scores, then P
+    __private float a[RT * TR * DMAX] ALIGNED;   // q rows, times c
+    __private float acc[RT * TR * DMAX] ALIGNED; // unnormalised output rows
+    __private float s[RT * TR * BK] ALIGNED;     // one block of scores, then P
     float m[RT * TR], l[RT * TR];
     for (int tt = 0; tt < rt; tt++)
         load_rows(a + tt * TR * DMAX, q + (long)bh * Sq * D, i0 + tt * TR, Sq, D,
@@ -321,11 +323,11 @@ __kernel void flash_attention_backward_dq(
     __global const float *vtp = vt + (long)kvh * Skp * DV;
     __global const float *krp = kr + (long)kvh * Skp * DP;
 
-    __private float a[TR * DMAX];           // q rows, times c
-    __private float g[TR * DMAX];           // dO rows
-    __private float acc[TR * DMAX];         // dq rows (before 1/sqrt(D))
-    __private float s[TR * BK];             // scores -> P -> dS
-    __private float dp[TR * BK];
+    __private float a[TR * DMAX] ALIGNED;        // q rows, times c
+    __private float g[TR * DMAX] ALIGNED;        // dO rows
+    __private float acc[TR * DMAX] ALIGNED;      // dq rows (before 1/sqrt(D))
+    __private float s[TR * BK] ALIGNED;          // scores -> P -> dS
+    __private float dp[TR * BK] ALIGNED;
     float lse[TR], dr[TR];
     load_rows(a, q + (long)bh * Sq * D, i0, Sq, D, c);
     load_rows(g, dout + (long)bh * Sq * DV, i0, Sq, DV, 1.0f);
@@ -394,13 +396,13 @@ __kernel void flash_attention_backward_dkv(
     int j0 = (t - kvh * tiles) * TR;        // first key row of this tile
     int off = Sk - Sq;                      // query i sees key j iff j <= i + off
 
-    __private float a[TR * DMAX];           // k rows, times c
-    __private float g[TR * DMAX];           // v rows
-    __private float dka[TR * DMAX], dva[TR * DMAX];
-    __private float s[TR * BK];             // scores^T -> P^T -> dS^T
-    __private float dp[TR * BK];
-    __private float pcopy[TR * BK];
-    __private float lcol[BK], dcol[BK];
+    __private float a[TR * DMAX] ALIGNED;        // k rows, times c
+    __private float g[TR * DMAX] ALIGNED;        // v rows
+    __private float dka[TR * DMAX] ALIGNED, dva[TR * DMAX] ALIGNED;
+    __private float s[TR * BK] ALIGNED;          // scores^T -> P^T -> dS^T
+    __private float dp[TR * BK] ALIGNED;
+    __private float pcopy[TR * BK] ALIGNED;
+    __private float lcol[BK] ALIGNED, dcol[BK] ALIGNED;
     load_rows(a, k + (long)kvh * Sk * D, j0, Sk, D, c);
     load_rows(g, v + (long)kvh * Sk * DV, j0, Sk, DV, 1.0f);
     for (int r = 0; r < TR; r++)

@@ -119,7 +119,8 @@ __kernel void matmul_packed(__global const float *Ap, __global const float *Bp,
             float8 a5 = (float8)(a[5]);
             c50 = a5 * b0 + c50; c51 = a5 * b1 + c51;
         }
-        float tile[MR][NR];                   // registers -> C, inside bounds
+        // registers -> C, inside bounds
+        float tile[MR][NR] __attribute__((aligned(32)));
         *(float8 *)&tile[0][0] = c00; *(float8 *)&tile[0][8] = c01;
         *(float8 *)&tile[1][0] = c10; *(float8 *)&tile[1][8] = c11;
         *(float8 *)&tile[2][0] = c20; *(float8 *)&tile[2][8] = c21;
