@@ -12,7 +12,7 @@ endif
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.netcl_lite-installed
 
-.PHONY: install test test-lib test-chapters course site lab bench sync clean
+.PHONY: install test course site lab bench clean
 
 install: $(STAMP)
 
@@ -45,9 +45,11 @@ LAB_FLAGS := --ServerApp.root_dir="$(CURDIR)" \
 lab: install
 	$(VENV)/bin/jupyter lab $(LAB_FLAGS)
 
+# One run, one table (bench/report.py also runs bench/tokenizer.py). OpenBLAS
+# core-type overrides that some machines set would slow numpy: unset here only.
 bench: install
 	$(PY) -m pip install --quiet -e ".[bench]"
-	$(PY) bench/tokenizer.py
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(PY) bench/report.py
 
 clean:
 	rm -rf _build dist build *.egg-info

@@ -93,10 +93,15 @@ def machine():
 
 # --- timing ---------------------------------------------------------------------
 def interleaved_best(fns, repeats=REPEATS):
-    """{name: best seconds}, calling each fn once per round, round-robin."""
+    """{name: best seconds}, round-robin over the fns, so load on a shared
+    machine hits them all alike. Each turn first makes one untimed call:
+    thread pools (PoCL's, OpenBLAS's, torch's) park when idle, and the
+    previous library's threads may still be spinning; the timed call then
+    sees the library in its steady state, as in a loop of its own."""
     best = {name: math.inf for name in fns}
     for _ in range(repeats):
         for name, fn in fns.items():
+            fn()
             start = time.perf_counter()
             fn()
             best[name] = min(best[name], time.perf_counter() - start)
@@ -133,7 +138,7 @@ def bench_matmul(sizes=MATMUL_SIZES):
             fn()  # warm up: kernel compile, thread pools
         got = F.matmul(A, B).value.to_host()
         assert np.allclose(got, a @ b, rtol=1e-3, atol=1e-3 * math.sqrt(n))
-        best = interleaved_best(fns, repeats={256: 20, 1024: 10}.get(n, 5))
+        best = interleaved_best(fns, repeats={256: 30, 1024: 20}.get(n, 8))
         rows.append({"n": n, **{k: 2 * n**3 / t / 1e9 for k, t in best.items()}})
     return rows
 

@@ -70,9 +70,9 @@ def matmul_packed_strided(a, b, batch, M, N, K, a_strides, b_strides):
     b_batch = 1 if b_strides[0] == 0 else batch
     Ap = Tensor.empty(q, (a_batch, PM, K, MR))
     Bp = Tensor.empty(q, (b_batch, PN, K, NR))
-    launch(q, "matmul", "matmul_pack_a", (a_batch * PM * K,), LOCAL_1D,
+    launch(q, "matmul", "matmul_pack_a", (K, a_batch * PM), LOCAL_2D,
            a, Ap, a_batch, M, K, *a_strides)
-    launch(q, "matmul", "matmul_pack_b", (b_batch * PN * K,), LOCAL_1D,
+    launch(q, "matmul", "matmul_pack_b", (K, b_batch * PN), LOCAL_2D,
            b, Bp, b_batch, K, N, *b_strides)
     RB = _row_blocks(batch, PM, PN)
     ap_bs = np.int64(0 if a_batch == 1 else PM * K * MR)

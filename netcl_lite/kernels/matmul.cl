@@ -48,34 +48,37 @@ __kernel void matmul_forward(__global const float *A, __global const float *B,
 #define MR 6
 #define NR 16
 
+// Global size (K, batch * PM): k varies fastest, so the division that splits
+// the second index is shared by a work-group's row of work-items.
 __kernel void matmul_pack_a(__global const float *A, __global float *Ap,
                             const int batch, const int M, const int K,
                             const int a_bs, const int a_rs, const int a_cs) {
-    int t = get_global_id(0);                 // t = (b * PM + p) * K + k
+    int k = get_global_id(0);
+    int bp = get_global_id(1);                // bp = b * PM + p
     int PM = (M + MR - 1) / MR;
-    if (t >= batch * PM * K) return;
-    int k = t % K;
-    int p = (t / K) % PM;
-    int b = t / (K * PM);
+    if (k >= K || bp >= batch * PM) return;
+    int b = bp / PM;
+    int p = bp - b * PM;
     __global const float *src = A + (long)b * a_bs + (long)k * a_cs;
-    __global float *dst = Ap + (long)t * MR;
+    __global float *dst = Ap + ((long)bp * K + k) * MR;
     for (int r = 0; r < MR; r++) {
         int i = p * MR + r;
         dst[r] = i < M ? src[(long)i * a_rs] : 0.0f;
     }
 }
 
+// Global size (K, batch * PN), as for matmul_pack_a.
 __kernel void matmul_pack_b(__global const float *B, __global float *Bp,
                             const int batch, const int K, const int N,
                             const int b_bs, const int b_rs, const int b_cs) {
-    int t = get_global_id(0);                 // t = (b * PN + p) * K + k
+    int k = get_global_id(0);
+    int bp = get_global_id(1);                // bp = b * PN + p
     int PN = (N + NR - 1) / NR;
-    if (t >= batch * PN * K) return;
-    int k = t % K;
-    int p = (t / K) % PN;
-    int b = t / (K * PN);
+    if (k >= K || bp >= batch * PN) return;
+    int b = bp / PN;
+    int p = bp - b * PN;
     __global const float *src = B + (long)b * b_bs + (long)k * b_rs;
-    __global float *dst = Bp + (long)t * NR;
+    __global float *dst = Bp + ((long)bp * K + k) * NR;
     for (int c = 0; c < NR; c++) {
         int j = p * NR + c;
         dst[c] = j < N ? src[(long)j * b_cs] : 0.0f;
