@@ -11,14 +11,27 @@ import subprocess
 import sys
 import time
 
+import nbformat
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 JUPYTEXT = [sys.executable, "-m", "jupytext"]
+
+
+def tidy(ipynb):
+    """Stable cell ids and no execution timestamps, so a re-run only changes
+    the diff where an output changed."""
+    nb = nbformat.read(ipynb, as_version=4)
+    for i, cell in enumerate(nb.cells):
+        cell.id = f"{ipynb.stem[:2]}-{i:03d}"
+        cell.metadata.pop("execution", None)
+    nbformat.write(nb, ipynb)
 
 
 def execute(md):
     start = time.perf_counter()
     subprocess.run([*JUPYTEXT, "--quiet", "--to", "ipynb", "--set-kernel",
                     "python3", "--execute", str(md)], check=True)
+    tidy(md.with_suffix(".ipynb"))
     subprocess.run([*JUPYTEXT, "--quiet", "--to", "md:myst",
                     str(md.with_suffix(".ipynb"))], check=True)
     return time.perf_counter() - start
