@@ -39,6 +39,7 @@ sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 import numpy as np  # noqa: E402
 
 REPEATS = 5  # best of; the short runs repeat more (see bench_*)
+SETTLE = 0.1  # s; idle OpenBLAS/OpenMP threads spin this long before parking
 ATTN = dict(B=1, H=8, d=64)
 ATTN_LENGTHS = (256, 1024, 4096)
 MATMUL_SIZES = (256, 1024, 2048)
@@ -95,12 +96,14 @@ def machine():
 def interleaved_best(fns, repeats=REPEATS):
     """{name: best seconds}, round-robin over the fns, so load on a shared
     machine hits them all alike. Each turn first makes one untimed call:
-    thread pools (PoCL's, OpenBLAS's, torch's) park when idle, and the
-    previous library's threads may still be spinning; the timed call then
-    sees the library in its steady state, as in a loop of its own."""
+    thread pools (PoCL's, OpenBLAS's, torch's) park when idle. Before that,
+    a short pause lets the previous library's threads stop spinning (they
+    would steal the cores). The timed call then sees the library in its
+    steady state, as in a loop of its own."""
     best = {name: math.inf for name in fns}
     for _ in range(repeats):
         for name, fn in fns.items():
+            time.sleep(SETTLE)  # let the last library's spinning threads stop
             fn()
             start = time.perf_counter()
             fn()
