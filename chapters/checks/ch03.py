@@ -4,10 +4,7 @@ prints "Correct!" or raises AssertionError with what differs."""
 
 import numpy as np
 
-
-def _number(result, name):
-    assert result is not None, f"{name} returned None: forgot `return`?"
-    return float(result)
+from .common import as_number
 
 
 def _gauss_tail_by_integration(threshold, d_k):
@@ -23,7 +20,7 @@ def check_1(gaussian_tail_share):
     """gaussian_tail_share(threshold, d_k) -> P(|s| > threshold), s ~ N(0, d_k)."""
     for threshold, d_k in ((35.0, 128), (0.0, 64), (1.0, 1), (10.0, 4), (3.0, 2)):
         expected = _gauss_tail_by_integration(threshold, d_k)
-        got = _number(gaussian_tail_share(threshold, d_k), "gaussian_tail_share")
+        got = as_number(gaussian_tail_share(threshold, d_k), "gaussian_tail_share")
         assert abs(got - expected) <= 1e-6 + 1e-4 * expected, (
             f"threshold={threshold}, d_k={d_k}: got {got:.6g}, expected "
             f"{expected:.6g}. Both tails count, and sigma is sqrt(d_k), not d_k."
@@ -65,7 +62,7 @@ def check_3(unit_variance_scale):
     """unit_variance_scale(d_k, var_q, var_k) -> a with Var(a q.k) = 1."""
     for d_k, var_q, var_k in ((128, 1.0, 1.0), (64, 4.0, 1.0), (16, 0.5, 2.0),
                               (2, 0.1, 0.3)):
-        a = _number(unit_variance_scale(d_k, var_q, var_k), "unit_variance_scale")
+        a = as_number(unit_variance_scale(d_k, var_q, var_k), "unit_variance_scale")
         assert a > 0, f"the factor should be positive, got {a}"
         # Var(q.k) = d_k var_q var_k, so Var(a q.k) = a^2 d_k var_q var_k
         assert abs(a * a * d_k * var_q * var_k - 1) < 1e-9, (
@@ -76,7 +73,7 @@ def check_3(unit_variance_scale):
     rng = np.random.default_rng(303)
     qs = rng.standard_normal((20_000, 32)) * np.sqrt(3.0)
     ks = rng.standard_normal((20_000, 32)) * np.sqrt(0.5)
-    a = _number(unit_variance_scale(32, 3.0, 0.5), "unit_variance_scale")
+    a = as_number(unit_variance_scale(32, 3.0, 0.5), "unit_variance_scale")
     v = float(np.var(a * np.sum(qs * ks, axis=1)))
     assert abs(v - 1) < 0.06, f"sampled Var(a q.k) = {v:.3f}, expected about 1"
     print("Correct!")

@@ -11,17 +11,11 @@ import netcl_lite.functional as F
 from netcl_lite.core.device import manager
 from netcl_lite.core.tensor import Tensor
 
+from .common import as_array
+
 DOC_Q = np.array([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
 DOC_K = np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 2.0]])
 DOC_V = np.array([[10.0, 1.0], [20.0, 2.0], [30.0, 3.0]])
-
-
-def _array(result, name):
-    assert result is not None, f"{name} returned None: did you forget `return`?"
-    try:
-        return np.asarray(result, dtype=np.float64)
-    except (TypeError, ValueError) as err:
-        raise AssertionError(f"{name} must return numbers, got {result!r}") from err
 
 
 def _library_attention(Q, K, V, causal):
@@ -37,7 +31,7 @@ def _library_attention(Q, K, V, causal):
 def check_1(causal_mask):
     """causal_mask(S): (S, S) with 0 on/below the diagonal, -inf above."""
     for S in (1, 3, 5):
-        M = _array(causal_mask(S), "causal_mask")
+        M = as_array(causal_mask(S), "causal_mask")
         assert M.shape == (S, S), f"causal_mask({S}) has shape {M.shape}, want {(S, S)}"
         upper = np.triu(np.ones((S, S), dtype=bool), k=1)
         assert np.all(M[~upper] == 0.0), (
@@ -58,7 +52,7 @@ def check_2(attention):
         cases.append((rng.standard_normal((S, d)), rng.standard_normal((S, d)),
                       rng.standard_normal((S, dv)), causal))
     for Q, K, V, causal in cases:
-        got = _array(attention(Q, K, V, causal=causal), "attention")
+        got = as_array(attention(Q, K, V, causal=causal), "attention")
         want = _library_attention(Q, K, V, causal)
         assert got.shape == want.shape, (
             f"attention returned shape {got.shape}, want {want.shape} (S, d_v)"
@@ -80,7 +74,7 @@ def check_3(new_token_output):
                       rng.standard_normal((3, dv)), rng.standard_normal(d),
                       rng.standard_normal(d), rng.standard_normal(dv)))
     for Q, K, V, qn, kn, vn in cases:
-        got = _array(new_token_output(Q, K, V, qn, kn, vn), "new_token_output")
+        got = as_array(new_token_output(Q, K, V, qn, kn, vn), "new_token_output")
         K4, V4 = np.vstack([K, kn]), np.vstack([V, vn])
         logits = K4 @ qn / np.sqrt(len(qn))          # the new row sees 4 keys
         w = np.exp(logits - logits.max())

@@ -13,13 +13,7 @@ from netcl_lite.core.tensor import Tensor
 from netcl_lite.nn.module import parameter
 from netcl_lite.nn.transformer import RotaryAttention
 
-
-def _array(result, name):
-    assert result is not None, f"{name} returned None: did you forget `return`?"
-    try:
-        return np.asarray(result, dtype=np.float64)
-    except (TypeError, ValueError) as err:
-        raise AssertionError(f"{name} must return numbers, got {result!r}") from err
+from .common import as_array
 
 
 def check_1(split_heads):
@@ -28,7 +22,7 @@ def check_1(split_heads):
     rng = np.random.default_rng(5)
     for B, S, D, H in ((1, 3, 4, 2), (2, 5, 12, 3), (2, 4, 16, 4)):
         x = rng.standard_normal((B, S, D)).astype(np.float32)
-        got = _array(split_heads(x.copy(), H), "split_heads")
+        got = as_array(split_heads(x.copy(), H), "split_heads")
         t = F.reshape(Tensor.from_host(q, x), (B, S, H, D // H))  # (B, S, H, Dh)
         want = F.transpose(t, 1, 2).value.to_host()                # (B, H, S, Dh)
         assert got.shape == want.shape, (
@@ -73,7 +67,7 @@ def check_3(repeat_kv_weights):
     for D, H, H_kv in ((16, 4, 2), (24, 6, 3), (16, 4, 1)):
         Dh = D // H
         w = rng.standard_normal((D, H_kv * Dh))
-        got = _array(repeat_kv_weights(w.copy(), H, H_kv), "repeat_kv_weights")
+        got = as_array(repeat_kv_weights(w.copy(), H, H_kv), "repeat_kv_weights")
         want = np.repeat(w.reshape(D, H_kv, Dh), H // H_kv, axis=1).reshape(D, -1)
         assert got.shape == want.shape, (
             f"repeat_kv_weights on {w.shape} (H={H}, H_kv={H_kv}) gave shape "
@@ -92,7 +86,7 @@ def check_3(repeat_kv_weights):
         mha.wq, mha.wo = gqa.wq, gqa.wo
         for name in ("wk", "wv"):
             w_kv = getattr(gqa, name).value.to_host().astype(np.float64)
-            rep = _array(repeat_kv_weights(w_kv, H, H_kv), "repeat_kv_weights")
+            rep = as_array(repeat_kv_weights(w_kv, H, H_kv), "repeat_kv_weights")
             setattr(mha, name, parameter(q, rep, name))
         x = Tensor.from_host(q, rng.standard_normal((2, 5, D)))
         a, b = gqa(x).value.to_host(), mha(x).value.to_host()

@@ -11,13 +11,7 @@ import netcl_lite.functional as F
 from netcl_lite.core.device import manager
 from netcl_lite.core.tensor import Tensor
 
-
-def _array(result, name):
-    assert result is not None, f"{name} returned None: did you forget `return`?"
-    try:
-        return np.asarray(result, dtype=np.float64)
-    except (TypeError, ValueError) as err:
-        raise AssertionError(f"{name} must return numbers, got {result!r}") from err
+from .common import as_array
 
 
 def _rope_device(x, base, offset):
@@ -32,7 +26,7 @@ def check_1(rope_reference):
     for S, d, base, offset in ((3, 2, 10000.0, 0), (4, 8, 10000.0, 5),
                                (5, 16, 500.0, 1000), (2, 64, 10000.0, 4000)):
         x = rng.standard_normal((S, d))
-        got = _array(rope_reference(x.copy(), base=base, offset=offset),
+        got = as_array(rope_reference(x.copy(), base=base, offset=offset),
                      "rope_reference")
         want = _rope_device(x, base, offset)
         assert got.shape == want.shape, (
@@ -50,7 +44,7 @@ def check_1(rope_reference):
 def check_2(rope_wavelengths):
     """2 pi / theta_i for i = 0 .. d/2 - 1."""
     for d, base in ((2, 10000.0), (8, 10000.0), (128, 10000.0), (64, 500000.0)):
-        got = _array(rope_wavelengths(d, base=base), "rope_wavelengths")
+        got = as_array(rope_wavelengths(d, base=base), "rope_wavelengths")
         i = np.arange(d // 2)
         want = 2 * np.pi / base ** (-2.0 * i / d)
         assert got.shape == want.shape, (
@@ -70,7 +64,7 @@ def check_3(relative_score):
     for d, distance, base in ((2, 3, 10000.0), (8, 1, 10000.0),
                               (64, 3, 10000.0), (16, 7, 100.0)):
         qv, kv = rng.standard_normal(d), rng.standard_normal(d)
-        got = _array(relative_score(qv.copy(), kv.copy(), distance, base=base),
+        got = as_array(relative_score(qv.copy(), kv.copy(), distance, base=base),
                      "relative_score")
         assert got.size == 1, f"relative_score must return one number, got {got}"
         got = float(got.reshape(()))

@@ -15,6 +15,8 @@ from netcl_lite.core.device import manager
 from netcl_lite.core.tensor import Tensor
 from netcl_lite.nn.transformer import RotaryAttention
 
+from .common import as_number
+
 CONFIGS = [(256, 4, 4), (64, 8, 2), (96, 6, 3), (32, 4, 1)]  # (dim, H, HKV)
 
 
@@ -40,14 +42,6 @@ def check_1(attention_parameter_count):
     print("Correct!")
 
 
-def _number(value, name):
-    assert value is not None, f"{name} returned None: did you forget `return`?"
-    try:
-        return float(value)
-    except (TypeError, ValueError) as err:
-        raise AssertionError(f"{name} must return a number, got {value!r}") from err
-
-
 def check_2(directional_fd):
     """directional_fd(f, x, v, h) == the exact directional derivative."""
     rng = np.random.default_rng(7)
@@ -56,7 +50,7 @@ def check_2(directional_fd):
     w = rng.standard_normal((3, 4))
     v = rng.standard_normal((3, 4))
     exact = float(np.sum(np.cos(x) * w * v))
-    got = _number(directional_fd(lambda z: float(np.sum(np.sin(z) * w)), x, v, 1e-4),
+    got = as_number(directional_fd(lambda z: float(np.sum(np.sin(z) * w)), x, v, 1e-4),
                   "directional_fd")
     assert abs(got - exact) <= 1e-6 * max(1.0, abs(exact)), (
         f"sum(sin(x) * w): directional_fd gave {got:.10f}, the exact directional "
@@ -79,7 +73,7 @@ def check_2(directional_fd):
         out = F.sum(F.mul(F.softmax(xn), wt))
     tape.backward(out)
     exact = float(np.sum(xn.grad.to_host() * v))
-    got = _number(directional_fd(loss, x, v, 1e-2), "directional_fd")
+    got = as_number(directional_fd(loss, x, v, 1e-2), "directional_fd")
     assert abs(got - exact) <= 1e-3 * max(1.0, abs(exact)), (
         f"sum(softmax(x) * w): directional_fd gave {got:.6f}, the tape gradient "
         f"dotted with v is {exact:.6f}"

@@ -14,27 +14,13 @@ from netcl_lite.core.device import manager
 from netcl_lite.core.tensor import Tensor
 from netcl_lite.optim import AdamW
 
-
-def _number(result, name):
-    assert result is not None, f"{name} returned None: did you forget `return`?"
-    try:
-        return float(result)
-    except (TypeError, ValueError) as err:
-        raise AssertionError(f"{name} must return a number, got {result!r}") from err
-
-
-def _array(result, name):
-    assert result is not None, f"{name} returned None: did you forget `return`?"
-    try:
-        return np.asarray(result, dtype=np.float64)
-    except (TypeError, ValueError) as err:
-        raise AssertionError(f"{name} must return numbers, got {result!r}") from err
+from .common import as_array, as_number
 
 
 def check_1(unigram_cross_entropy):
     """unigram_cross_entropy(train_ids, val_ids, vocab_size) -> nats/token."""
     # by hand: counts [2, 1, 0] + 1 = [3, 2, 1] over 6: p = [1/2, 1/3, 1/6]
-    got = _number(unigram_cross_entropy(np.array([0, 0, 1]), np.array([0, 2]), 3),
+    got = as_number(unigram_cross_entropy(np.array([0, 0, 1]), np.array([0, 2]), 3),
                   "unigram_cross_entropy")
     want = -(math.log(1 / 2) + math.log(1 / 6)) / 2
     assert abs(got - want) < 1e-9, (
@@ -48,7 +34,7 @@ def check_1(unigram_cross_entropy):
     p = np.array([np.sum(train == t) + 1 for t in range(60)], dtype=np.float64)
     p /= p.sum()
     want = float(np.mean([-math.log(p[t]) for t in val]))
-    got = _number(unigram_cross_entropy(train, val, 60), "unigram_cross_entropy")
+    got = as_number(unigram_cross_entropy(train, val, 60), "unigram_cross_entropy")
     assert abs(got - want) < 1e-9, f"random case: got {got:.6f}, want {want:.6f}"
     print("Correct!")
 
@@ -59,7 +45,7 @@ def check_2(top_k_probs):
     for V, temperature, top_k in ((5, 1.0, None), (8, 0.5, 3), (30, 2.0, 1),
                                   (30, 0.8, 30), (12, 1.5, 4)):
         logits = rng.standard_normal(V) * 3
-        got = _array(top_k_probs(logits, temperature, top_k), "top_k_probs")
+        got = as_array(top_k_probs(logits, temperature, top_k), "top_k_probs")
         assert got.shape == (V,), f"V={V}: got shape {got.shape}, want ({V},)"
         keep = np.argsort(logits)[::-1][:top_k or V]   # the top_k largest
         want = np.zeros(V)
@@ -90,7 +76,7 @@ def check_3(adamw_step):
             out = adamw_step(p, g.astype(np.float64), m, v, t, lr, betas, 1e-8, wd)
             assert out is not None, "adamw_step returned None: return (p, m, v)"
             assert len(out) == 3, "adamw_step must return three arrays (p, m, v)"
-            p, m, v = (_array(a, "adamw_step") for a in out)
+            p, m, v = (as_array(a, "adamw_step") for a in out)
             want = node.value.to_host()
             assert np.allclose(p, want, rtol=1e-5, atol=1e-6), (
                 f"step {t}, lr={lr}, betas={betas}, weight_decay={wd}:\n"
