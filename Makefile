@@ -1,11 +1,15 @@
 # Tokens & Attention: every job a reader or CI needs.
-#   make test     install (into .venv unless a venv is active), run every test
+#   make test     install (into .venv unless an env is active), run every test
 #   make course   install, then build the course (_build/html/index.html)
 #   make lab      open the chapters in JupyterLab
 #   make bench    benchmarks (ratios against numpy, torch, tiktoken)
 
+# An active virtualenv, or an active conda env other than base, is used as
+# it is; otherwise everything goes into a local .venv.
 ifdef VIRTUAL_ENV
 VENV := $(VIRTUAL_ENV)
+else ifneq ($(filter-out base,$(CONDA_DEFAULT_ENV)),)
+VENV := $(CONDA_PREFIX)
 else
 VENV := .venv
 endif
