@@ -52,7 +52,7 @@ def _run_online(online_update, s, V, block):
 
 
 def check_2(online_update):
-    """acc / l after every block == F.scaled_dot_product_attention, one row."""
+    """m, l and acc / l after the last block == F.scaled_dot_product_attention."""
     q = manager.default("auto").queue
     rng = np.random.default_rng(8)
     for N, d, dv, block in ((9, 4, 3, 2), (16, 8, 5, 5), (7, 3, 2, 7), (12, 4, 4, 1)):
