@@ -1,4 +1,4 @@
-"""Scaled dot-product attention from three kernels: matmul, softmax, matmul.
+"""Scaled dot-product attention composed of four ops: matmul, scale, softmax, matmul.
 
     A = softmax(q k^T / sqrt(d) + M)        (..., Sq, Sk)
     O = A v                                 (..., Sq, dv)
@@ -126,7 +126,7 @@ def attention_weights(q, k, causal=True):
 
 
 def attention_naive(q, k, v, causal=True):
-    """matmul(attention_weights(q, k, causal), v): three kernels, (Sq, Sk) kept.
+    """matmul(attention_weights(q, k, causal), v): four ops, (Sq, Sk) kept.
 
     q (..., Sq, d), k (..., Sk, d), v (..., Sk, dv), same leading dims.
     The simple version of ``scaled_dot_product_attention`` and its oracle.

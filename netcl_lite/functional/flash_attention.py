@@ -1,6 +1,6 @@
 """Fused attention with online softmax (``kernels/flash_attention.cl``).
 
-``flash_attention(q, k, v, causal=True)`` computes what the three-kernel
+``flash_attention(q, k, v, causal=True)`` computes what the composed
 path of ``attention.py`` computes, softmax(q k^T / sqrt(d) + M) v, but one
 block of 64 keys at a time: a running max and sum per query row rescale the
 output as new keys arrive, so no (Sq, Sk) matrix ever exists. The backward

@@ -5,7 +5,7 @@
 // causal: query i sees key j iff j <= i + (Sk - Sq); a row that sees nothing
 // gives zeros (the composed path's rule, kernels/softmax.cl).
 //
-// The simple version is attention.py's three kernels (scores, softmax,
+// The simple version is attention.py's composed ops (scores, scale, softmax,
 // matmul); it is the oracle here. This file computes the same thing the way
 // FlashAttention does, with CPU-friendly blocking:
 //   * k is packed as K^T panels of 16 keys, kt is (BHKV, Sp/16, D, 16), and v
