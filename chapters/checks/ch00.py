@@ -4,19 +4,12 @@ AssertionError with what differs."""
 
 import numpy as np
 
+from .common import as_array
+
 
 def _softmax(x):
     e = np.exp(x - x.max(axis=-1, keepdims=True))
     return e / e.sum(axis=-1, keepdims=True)
-
-
-def _array(result, shape, name):
-    assert result is not None, f"{name} returned None: did you forget `return`?"
-    result = np.asarray(result, dtype=np.float64)
-    assert result.shape == shape, (
-        f"{name} returned shape {result.shape}, expected {shape}"
-    )
-    return result
 
 
 def check_1(soft_lookup):
@@ -27,7 +20,7 @@ def check_1(soft_lookup):
         keys = rng.standard_normal((n, d))
         values = rng.standard_normal((n, m))
         expected = _softmax(keys @ query / np.sqrt(d)) @ values
-        got = _array(soft_lookup(query, keys, values), (m,), "soft_lookup")
+        got = as_array(soft_lookup(query, keys, values), "soft_lookup", (m,))
         assert np.allclose(got, expected, atol=1e-5), (
             f"d={d}, n={n}, m={m}: got {got}, expected {expected}. "
             "Did you divide the scores by sqrt(d) and normalize with softmax?"
@@ -44,7 +37,7 @@ def check_2(causal_weights):
         scores = Q @ K.T / np.sqrt(d)
         scores[np.triu_indices(S, k=1)] = -np.inf
         expected = _softmax(scores)
-        got = _array(causal_weights(Q, K), (S, S), "causal_weights")
+        got = as_array(causal_weights(Q, K), "causal_weights", (S, S))
         upper = got[np.triu_indices(S, k=1)]
         assert np.all(upper == 0), (
             f"S={S}: weights above the diagonal must be exactly 0, got {upper}"

@@ -19,10 +19,15 @@ def as_number(result, name):
         raise AssertionError(f"{name} must return a number, got {result!r}") from err
 
 
-def as_array(result, name):
-    """A float64 array, or an AssertionError naming the function."""
+def as_array(result, name, shape=None):
+    """A float64 array (of ``shape``, when given), or an AssertionError
+    naming the function."""
     assert result is not None, f"{name} returned None: did you forget `return`?"
     try:
-        return np.asarray(result, dtype=np.float64)
+        result = np.asarray(result, dtype=np.float64)
     except (TypeError, ValueError) as err:
         raise AssertionError(f"{name} must return numbers, got {result!r}") from err
+    assert shape is None or result.shape == shape, (
+        f"{name} returned shape {result.shape}, expected {shape}"
+    )
+    return result
