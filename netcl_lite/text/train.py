@@ -27,10 +27,9 @@ produce identical merges on real text.
 import heapq
 from collections import Counter, defaultdict
 
-import regex
-
 from .naive import merge
 from .patterns import GPT4_SPLIT_PATTERN
+from .split import splitter
 
 
 def count_chunks(texts, pattern=GPT4_SPLIT_PATTERN):
@@ -41,7 +40,7 @@ def count_chunks(texts, pattern=GPT4_SPLIT_PATTERN):
     """
     if isinstance(texts, str):  # one text, not an iterator of characters
         texts = [texts]
-    split = regex.compile(pattern).findall
+    split = splitter(pattern)  # regex.findall(pattern, ·), faster
     counts = Counter()
     for text in texts:
         counts.update(split(text))

@@ -10,7 +10,7 @@ import pytest
 
 import netcl_lite.text
 
-MODULES = ["patterns", "naive", "train", "encode", "special", "fileformat",
+MODULES = ["patterns", "split", "naive", "train", "encode", "special", "fileformat",
            "pretrained", "tokenizer", "chat"]
 
 

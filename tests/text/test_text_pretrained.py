@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from netcl_lite.text import BPETokenizer
+from netcl_lite.text import tokenizer as tokenizer_module
 from netcl_lite.text.pretrained import bytes_to_unicode, merges_from_ranks
 
 SAMPLES = [
@@ -43,6 +44,36 @@ def test_ids_equal_tiktoken_on_samples(pair, text):
 def test_ids_equal_tiktoken_on_arbitrary_text(gpt2, cl100k, text):
     for ours, reference in (gpt2, cl100k):
         assert ours.encode(text) == reference.encode_ordinary(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=80))
+def test_ids_equal_tiktoken_on_arbitrary_ascii_text(gpt2, cl100k, text):
+    # pure ASCII takes the tokenizer's fast path (patterns.ASCII_TWINS)
+    for ours, reference in (gpt2, cl100k):
+        assert ours.encode(text) == reference.encode_ordinary(text)
+
+
+def test_both_split_paths_agree_on_shakespeare(gpt2, shakespeare):
+    # one non-ASCII character sends the whole text down the `regex` path
+    ours, reference = gpt2
+    text = shakespeare[:200_000]
+    assert text.isascii()
+    unicode_ids = ours.encode(text + "\u00e9")
+    assert unicode_ids == reference.encode_ordinary(text + "\u00e9")
+    assert ours.encode(text) == unicode_ids[:-1]
+
+
+def test_a_full_chunk_cache_starts_over_and_keeps_whole_tokens(
+        gpt2_files, shakespeare, monkeypatch):
+    monkeypatch.setattr(tokenizer_module, "_CACHE_SIZE", 100)
+    ours = BPETokenizer.from_gpt2(*gpt2_files)
+    whole = len(ours._cache)
+    assert whole == len(ours._whole_tokens) > 49_000  # seeded with whole tokens
+    text = shakespeare[:100_000]
+    ids = ours.encode(text)
+    assert whole <= len(ours._cache) <= whole + 100
+    assert ids == ours.encode(text) == BPETokenizer.from_gpt2(*gpt2_files).encode(text)
 
 
 def test_special_tokens_match_tiktoken(pair):

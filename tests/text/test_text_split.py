@@ -1,0 +1,54 @@
+"""splitter(pattern) cuts exactly like regex.findall(pattern): on ASCII, on
+mixed text at every stretch length, and on Shakespeare with Unicode mixed in."""
+
+import random
+
+import pytest
+import regex
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from netcl_lite.text import split as split_module
+from netcl_lite.text.patterns import GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN
+from netcl_lite.text.split import splitter
+
+PATTERNS = {"gpt2": GPT2_SPLIT_PATTERN, "gpt4": GPT4_SPLIT_PATTERN}
+ASCII_EDGES = list("sStdlvreXz09'!._ \t\n\r\x0b\x0c\x1c")
+# letters, digits, marks, Unicode spaces (\u00a0, \u2003, \u3000, \x85 are
+# whitespace to `regex`), joiners, curly quotes, dashes, CJK, emoji
+UNICODE = list("é中١\u0301\u00a0\u2003\u3000\x85\u200b\u200d’—…🙂²")
+
+
+@pytest.mark.parametrize("name", PATTERNS)
+@pytest.mark.parametrize("stretch", [0, 1, 5, 1000])
+@settings(max_examples=150, deadline=None)
+@given(text=st.lists(st.sampled_from(ASCII_EDGES * 4 + UNICODE), max_size=60)
+       .map("".join))
+def test_mixed_text_splits_like_regex(name, stretch, text):
+    pattern = PATTERNS[name]
+    original, split_module._STRETCH = split_module._STRETCH, stretch
+    try:
+        assert splitter(pattern)(text) == regex.findall(pattern, text)
+    finally:
+        split_module._STRETCH = original
+
+
+@pytest.mark.parametrize("name", PATTERNS)
+def test_shakespeare_with_unicode_mixed_in(name, shakespeare):
+    rng = random.Random(0)
+    text = list(shakespeare[:300_000])
+    for _ in range(100):  # non-ASCII at 100 random places, some next to spaces
+        text[rng.randrange(len(text))] = rng.choice(UNICODE)
+    text = "".join(text)
+    pattern = PATTERNS[name]
+    assert splitter(pattern)(text) == regex.findall(pattern, text)
+
+
+def test_a_custom_pattern_uses_regex_alone():
+    split = splitter(r"\p{L}+|\s+|.")
+    assert split("héllo wörld!") == ["héllo", " ", "wörld", "!"]
+    assert splitter(r"\d+|\D")("a12") == ["a", "12"]
+
+
+def test_empty_text():
+    assert splitter(GPT2_SPLIT_PATTERN)("") == []
