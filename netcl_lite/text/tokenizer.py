@@ -33,7 +33,7 @@ from .special import allowed_specials, split_on_specials
 from .split import splitter
 from .train import train_bpe
 
-_CACHE_SIZE = 100_000  # chunks remembered by the encoder before it starts over
+_CACHE_SIZE = 100_000  # chunks remembered (besides whole tokens) before starting over
 
 
 class BPETokenizer:
