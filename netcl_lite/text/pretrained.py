@@ -14,6 +14,15 @@ differently:
 
 In both, the single bytes are not ids 0..255 in byte order ("!" is id 0),
 hence the byte permutation `byte_ids`.
+
+With either vocabulary the ids equal tiktoken's, with one caveat that lives
+in the split, not here: `\\p{L}` means whatever the Unicode tables of the
+regex engine say. The `regex` package follows the newest Unicode release,
+tiktoken's Rust engine an older one, so a code point that only the newer
+tables call a letter (U+3D000 with regex 2026.11 against tiktoken 0.14)
+can be cut differently, and its ids can differ. Every character assigned
+in Python's own Unicode database splits as in tiktoken; the tests check
+each one (tests/text/test_text_pretrained.py).
 """
 
 import base64
