@@ -30,7 +30,7 @@ from .fileformat import read_bpe, write_bpe
 from .patterns import GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN
 from .pretrained import merges_from_ranks, read_gpt2, read_tiktoken_ranks
 from .special import allowed_specials, split_on_specials
-from .split import splitter
+from .split import Splitter
 from .train import train_bpe
 
 _CACHE_SIZE = 100_000  # chunks remembered (besides whole tokens) before starting over
@@ -45,7 +45,7 @@ class BPETokenizer:
 
     def __init__(self, pattern=GPT4_SPLIT_PATTERN):
         self.pattern = pattern
-        self._split = splitter(pattern)  # regex.findall(pattern, ·), faster
+        self._split = Splitter(pattern)  # regex.findall(pattern, ·), faster
         self._special_tokens = {}  # str -> id
         self._set_merges([], range(256))
 

@@ -29,7 +29,7 @@ from collections import Counter, defaultdict
 
 from .naive import merge
 from .patterns import GPT4_SPLIT_PATTERN
-from .split import splitter
+from .split import Splitter
 
 
 def count_chunks(texts, pattern=GPT4_SPLIT_PATTERN):
@@ -40,7 +40,7 @@ def count_chunks(texts, pattern=GPT4_SPLIT_PATTERN):
     """
     if isinstance(texts, str):  # one text, not an iterator of characters
         texts = [texts]
-    split = splitter(pattern)  # regex.findall(pattern, ·), faster
+    split = Splitter(pattern)  # regex.findall(pattern, ·), faster
     counts = Counter()
     for text in texts:
         counts.update(split(text))

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from netcl_lite.text import GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN, BPETokenizer
 from netcl_lite.text import tokenizer as tokenizer_module
 from netcl_lite.text.pretrained import bytes_to_unicode, merges_from_ranks
-from netcl_lite.text.split import splitter
+from netcl_lite.text.split import Splitter
 
 SAMPLES = [
     "Hello world! It's 2024; we'll see   what\tthey've   done.\n\n",
@@ -103,7 +103,7 @@ def test_every_assigned_character_splits_like_tiktoken(pattern, left, right):
             ranks.setdefault(word[:k], len(ranks))
     reference = tiktoken.Encoding(name="probe", pat_str=pattern,
                                   mergeable_ranks=ranks, special_tokens={})
-    split = splitter(pattern)
+    split = Splitter(pattern)
     differ = []
     for c in chars:
         text = left + c + right

@@ -1,6 +1,7 @@
-"""splitter(pattern) cuts exactly like regex.findall(pattern): on ASCII, on
+"""Splitter(pattern) cuts exactly like regex.findall(pattern): on ASCII, on
 mixed text at every stretch length, and on Shakespeare with Unicode mixed in."""
 
+import pickle
 import random
 
 import pytest
@@ -10,7 +11,7 @@ from hypothesis import strategies as st
 
 from netcl_lite.text import split as split_module
 from netcl_lite.text.patterns import GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN
-from netcl_lite.text.split import splitter
+from netcl_lite.text.split import Splitter
 
 PATTERNS = {"gpt2": GPT2_SPLIT_PATTERN, "gpt4": GPT4_SPLIT_PATTERN}
 ASCII_EDGES = list("sStdlvreXz09'!._ \t\n\r\x0b\x0c\x1c")
@@ -28,7 +29,7 @@ def test_mixed_text_splits_like_regex(name, stretch, text):
     pattern = PATTERNS[name]
     original, split_module._STRETCH = split_module._STRETCH, stretch
     try:
-        assert splitter(pattern)(text) == regex.findall(pattern, text)
+        assert Splitter(pattern)(text) == regex.findall(pattern, text)
     finally:
         split_module._STRETCH = original
 
@@ -41,14 +42,23 @@ def test_shakespeare_with_unicode_mixed_in(name, shakespeare):
         text[rng.randrange(len(text))] = rng.choice(UNICODE)
     text = "".join(text)
     pattern = PATTERNS[name]
-    assert splitter(pattern)(text) == regex.findall(pattern, text)
+    assert Splitter(pattern)(text) == regex.findall(pattern, text)
 
 
 def test_a_custom_pattern_uses_regex_alone():
-    split = splitter(r"\p{L}+|\s+|.")
+    split = Splitter(r"\p{L}+|\s+|.")
     assert split("héllo wörld!") == ["héllo", " ", "wörld", "!"]
-    assert splitter(r"\d+|\D")("a12") == ["a", "12"]
+    assert Splitter(r"\d+|\D")("a12") == ["a", "12"]
 
 
 def test_empty_text():
-    assert splitter(GPT2_SPLIT_PATTERN)("") == []
+    assert Splitter(GPT2_SPLIT_PATTERN)("") == []
+
+
+def test_a_tokenizer_with_a_splitter_pickles(shakespeare_tok):
+    # multiprocessing pickles what it sends to workers
+    copy = pickle.loads(pickle.dumps(shakespeare_tok))
+    text = "To be, or not to be: that is the question. Naïve café!"
+    assert copy.encode(text) == shakespeare_tok.encode(text)
+    split = pickle.loads(pickle.dumps(Splitter(GPT2_SPLIT_PATTERN)))
+    assert split(text) == regex.findall(GPT2_SPLIT_PATTERN, text)
