@@ -45,7 +45,7 @@ class BPETokenizer:
 
     def __init__(self, pattern=GPT4_SPLIT_PATTERN):
         self.pattern = pattern
-        self._split = Splitter(pattern)  # regex.findall(pattern, ·), faster
+        self._split = Splitter(pattern)  # = regex.findall(pattern, text), faster
         self._special_tokens = {}  # str -> id
         self._set_merges([], range(256))
 
