@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bpe_ref import reference_merge
 from netcl_lite.text import BPETokenizer
 from netcl_lite.text.encode import merge_by_rank
 
@@ -38,15 +39,7 @@ def reference_encode_chunk(ids, ranks):
         rank, pair = min(pairs)
         if rank == float("inf"):
             break
-        out, i = [], 0
-        while i < len(ids):
-            if tuple(ids[i:i + 2]) == pair:
-                out.append(rank)
-                i += 2
-            else:
-                out.append(ids[i])
-                i += 1
-        ids = out
+        ids = reference_merge(ids, pair, rank)
     return ids
 
 

@@ -12,21 +12,10 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bpe_ref import reference_merge
 from netcl_lite.text import GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN, BPETokenizer
 from netcl_lite.text.naive import get_stats, merge, train_naive
 from netcl_lite.text.train import count_chunks, train_bpe
-
-
-def reference_merge(word, pair, new_id):
-    out, i = [], 0
-    while i < len(word):
-        if tuple(word[i:i + 2]) == pair:
-            out.append(new_id)
-            i += 2
-        else:
-            out.append(word[i])
-            i += 1
-    return out
 
 
 def reference_train(texts, vocab_size, pattern, min_frequency=2):
