@@ -248,7 +248,7 @@ def _build_child():
     start = time.perf_counter()
     from netcl_lite.core.program import kernels
     q = device_queue()
-    files = sorted(p.stem for p in (ROOT / "netcl_lite" / "kernels").glob("*.cl"))
+    files = sorted(p.stem for p in (ROOT / "kernels").glob("*.cl"))
     t0 = time.perf_counter()
     for name in files:
         kernels(q.context, name)

@@ -20,7 +20,7 @@ def test_wheel_ships_kernels_and_runs_section6(tmp_path):
     (wheel,) = dist.glob("netcl_lite-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     kernels = sorted(n for n in names if n.endswith(".cl"))
-    on_disk = sorted((ROOT / "netcl_lite" / "kernels").glob("*.cl"))
+    on_disk = sorted((ROOT / "kernels").glob("*.cl"))
     assert len(kernels) == len(on_disk) > 0, kernels
     subprocess.run(
         [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",

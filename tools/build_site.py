@@ -7,7 +7,7 @@
    with a download link under its title; figures/; the landing page, written
    from site/index.template.md, the chapters' "Learning goals" sections and
    the README's benchmark table (between ``<!-- bench:start -->`` and
-   ``<!-- bench:end -->``); an appendix listing every netcl_lite/kernels/*.cl.
+   ``<!-- bench:end -->``); an appendix listing every kernels/*.cl.
 3. Runs Sphinx (myst-nb, furo theme, configuration in site/) into _build/html.
 
 Nothing is rebuilt when no input changed since the last successful build
@@ -243,7 +243,7 @@ def site_link(root, target, sources):
         return None
     if re.fullmatch(r"chapters/[0-9][0-9]_[^/]*\.(md|ipynb)", rel):
         return full.stem + ".ipynb" + (f"#{fragment}" if fragment else "")
-    if re.fullmatch(r"netcl_lite/kernels/[^/]+\.cl", rel):
+    if re.fullmatch(r"kernels/[^/]+\.cl", rel):
         return f"../appendix/kernels.md#{slug(full.name)}"
     if full.suffix in SOURCE_SUFFIXES and full.stat().st_size < 200_000:
         sources.add(rel)
@@ -312,7 +312,7 @@ def index_page(root, chapters):
             .replace("{{ benchmarks }}", benchmarks(root))
             .replace("{{ appendix }}",
                      "- [The OpenCL kernels](appendix/kernels.md): every "
-                     "`netcl_lite/kernels/*.cl`, highlighted.\n"
+                     "`kernels/*.cl`, highlighted.\n"
                      "- [Library files the chapters link to]"
                      "(appendix/sources.md), quoted as they are.")
             .replace("{{ toctree }}", "\n".join(toc)))
@@ -334,7 +334,7 @@ def kernel_summary(text):
 def kernels_page(kernels):
     out = ["# Appendix: the OpenCL kernels", "",
            "Every kernel of `netcl_lite`, as the library compiles it "
-           "(`netcl_lite/kernels/*.cl`). The Python ops in "
+           "(`kernels/*.cl`). The Python ops in "
            "`netcl_lite.functional` launch a forward kernel and, for "
            "autograd, its backward kernel from one of these files.", ""]
     for path in kernels:
@@ -379,7 +379,7 @@ def assemble(root, src):
     for fig in sorted((root / "figures").glob("*")):
         if fig.is_file():
             wanted[f"figures/{fig.name}"] = fig.read_bytes()
-    kernels = sorted((root / "netcl_lite" / "kernels").glob("*.cl"))
+    kernels = sorted((root / "kernels").glob("*.cl"))
     for k in kernels:
         wanted[f"appendix/kernels/{k.name}"] = k.read_bytes()
     wanted["appendix/kernels.md"] = kernels_page(kernels)
@@ -416,7 +416,7 @@ def inputs_digest(root):
     h = hashlib.sha256()
     files = [*chapter_notebooks(root), root / "README.md",
              *sorted((root / "figures").glob("*")),
-             *sorted((root / "netcl_lite" / "kernels").glob("*.cl")),
+             *sorted((root / "kernels").glob("*.cl")),
              *sorted(p for p in SITE.rglob("*") if p.is_file()),
              pathlib.Path(__file__).resolve()]
     for f in files:
@@ -471,7 +471,7 @@ def build(root=ROOT, build_dir=None, force=False, quiet=False):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--root", default=ROOT, type=pathlib.Path,
-                    help="tree holding chapters/, figures/, netcl_lite/kernels/")
+                    help="tree holding chapters/, figures/, kernels/")
     ap.add_argument("--build", default=None, type=pathlib.Path,
                     help="build folder (default: ROOT/_build)")
     ap.add_argument("--force", action="store_true", help="rebuild everything")

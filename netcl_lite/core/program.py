@@ -15,7 +15,7 @@ sizes, ``LOCAL_1D`` or ``LOCAL_2D``.
 array([3., 3., 3., 3., 3.], dtype=float32)
 """
 
-from importlib import resources
+import pathlib
 
 import numpy as np
 import pyopencl as cl
@@ -28,9 +28,24 @@ _built = {}
 _traces = []  # open ``trace()`` lists; each launch appends "program.cl:kernel"
 
 
+def kernel_dir():
+    """Where the ``.cl`` files are.
+
+    In the repository (and an editable install) they sit in the top-level
+    ``kernels/`` folder, next to ``chapters/``; a wheel carries the same
+    files as ``netcl_lite/kernels/`` (``pyproject.toml`` maps the folder).
+    """
+    package = pathlib.Path(__file__).resolve().parents[1]
+    for folder in (package.parent / "kernels", package / "kernels"):
+        if (folder / "matmul.cl").is_file():
+            return folder
+    raise RuntimeError(
+        f"no kernels/*.cl next to {package}: reinstall netcl_lite")
+
+
 def kernel_source(name):
-    """The text of ``kernels/<name>.cl`` (found in an installed wheel too)."""
-    path = resources.files("netcl_lite") / "kernels" / f"{name}.cl"
+    """The text of ``kernels/<name>.cl``."""
+    path = kernel_dir() / f"{name}.cl"
     if not path.is_file():
         raise ValueError(f"no kernel file kernels/{name}.cl")
     return path.read_text(encoding="utf-8")

@@ -223,7 +223,7 @@ def test_search_finds_the_kernels(site_url, offline):
 
 
 def test_kernel_appendix_shows_every_kernel_highlighted(site_url, offline):
-    kernels = sorted((ROOT / "netcl_lite" / "kernels").glob("*.cl"))
+    kernels = sorted((ROOT / "kernels").glob("*.cl"))
     page = offline.context.new_page()
     page.goto(site_url + "appendix/kernels.html", wait_until="load")
     blocks = page.locator("article div.highlight pre")
