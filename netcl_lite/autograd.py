@@ -18,11 +18,28 @@ Each op in ``netcl_lite.functional`` calls ``record(value, inputs, backward)``
 where ``backward(grad_out)`` returns one gradient (or None) per input.
 """
 
+import threading
+
 import numpy as np
 
 from netcl_lite.core.tensor import Tensor
 
-_active = []  # the stack of open tapes; ops record on the innermost one
+# Each thread has its own stack of open tapes; ops record on the innermost one
+# of the thread that runs them.
+_local = threading.local()
+
+
+def _tapes():
+    """This thread's stack of open tapes."""
+    stack = getattr(_local, "tapes", None)
+    if stack is None:
+        stack = _local.tapes = []
+    return stack
+
+
+def recording():
+    """True while this thread has an open ``Tape``."""
+    return bool(_tapes())
 
 
 class Node:
@@ -80,8 +97,9 @@ def record(value, inputs, backward):
     send its gradient back to ``inputs``."""
     needs_grad = any(node.requires_grad for node in inputs)
     out = Node(value, requires_grad=needs_grad)
-    if needs_grad and _active:
-        _active[-1].records.append((out, tuple(inputs), backward))
+    tapes = _tapes()
+    if needs_grad and tapes:
+        tapes[-1].records.append((out, tuple(inputs), backward))
     return out
 
 
@@ -92,11 +110,11 @@ class Tape:
         self.records = []  # [(output node, input nodes, backward fn)]
 
     def __enter__(self):
-        _active.append(self)
+        _tapes().append(self)
         return self
 
     def __exit__(self, *exc):
-        _active.remove(self)
+        _tapes().remove(self)
         return False
 
     def backward(self, loss, grad=None):

@@ -16,6 +16,7 @@ array([3., 3., 3., 3., 3.], dtype=float32)
 """
 
 import pathlib
+import threading
 
 import numpy as np
 import pyopencl as cl
@@ -26,6 +27,9 @@ LOCAL_2D = (8, 8)
 # context.int_ptr -> {program name -> {kernel name -> cl.Kernel}}
 _built = {}
 _traces = []  # open ``trace()`` lists; each launch appends "program.cl:kernel"
+# A cached cl.Kernel holds its arguments: setting them and enqueueing must not
+# interleave between threads (OpenCL: clSetKernelArg is not thread-safe).
+_lock = threading.RLock()
 
 
 def kernel_dir():
@@ -53,11 +57,13 @@ def kernel_source(name):
 
 def kernels(context, program):
     """Every kernel of one program, built on first use for this context."""
-    per_context = _built.setdefault(context.int_ptr, {})
-    if program not in per_context:
-        built = cl.Program(context, kernel_source(program)).build()
-        per_context[program] = {k.function_name: k for k in built.all_kernels()}
-    return per_context[program]
+    with _lock:
+        per_context = _built.setdefault(context.int_ptr, {})
+        if program not in per_context:
+            built = cl.Program(context, kernel_source(program)).build()
+            per_context[program] = {
+                k.function_name: k for k in built.all_kernels()}
+        return per_context[program]
 
 
 def _arg(value):
@@ -85,7 +91,9 @@ def launch(queue, program, name, global_size, local_size, *args):
         -(-g // l) * l for g, l in zip(global_size, local_size)
     )
     knl = kernels(queue.context, program)[name]
-    knl(queue, padded, local_size, *[_arg(a) for a in args])
+    values = [_arg(a) for a in args]
+    with _lock:  # set-args + enqueue as one step (see _lock)
+        knl(queue, padded, local_size, *values)
     for log in _traces:
         log.append(f"{program}.cl:{name}")
 

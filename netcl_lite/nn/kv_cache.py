@@ -56,7 +56,7 @@ class LayerCache:
 
     def append(self, k, v):
         """Add the new positions; returns all keys and values as constants."""
-        if ag._active:
+        if ag.recording():
             raise ValueError(
                 "KVCache is for inference: close the Tape first "
                 "(gradients do not flow through cached keys and values)"
