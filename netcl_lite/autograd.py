@@ -103,6 +103,26 @@ def record(value, inputs, backward):
     return out
 
 
+def _check_grad(grad, loss):
+    """An explicit seed gradient: a float32 Tensor (or node) like ``loss``."""
+    if isinstance(grad, Node):
+        grad = grad.value
+    if not isinstance(grad, Tensor):
+        raise ValueError(
+            f"grad must be a netcl_lite Tensor, got {type(grad).__name__}"
+        )
+    if grad.shape != loss.shape:
+        raise ValueError(f"grad shape {grad.shape} != loss shape {loss.shape}")
+    if grad.dtype != np.float32:
+        raise ValueError(f"grad has dtype {grad.dtype}, need float32")
+    if grad.context != loss.value.context:
+        raise ValueError(
+            "grad lives in another OpenCL context than loss; create it with "
+            "the loss's queue"
+        )
+    return grad
+
+
 class Tape:
     """Records ops in execution order; ``backward`` replays them reversed."""
 
@@ -133,8 +153,8 @@ class Tape:
                     f"loss has shape {loss.shape}"
                 )
             grad = Tensor.from_host(loss.queue, np.ones(loss.shape, np.float32))
-        elif grad.shape != loss.shape:
-            raise ValueError(f"grad shape {grad.shape} != loss shape {loss.shape}")
+        else:
+            grad = _check_grad(grad, loss)
         for out, _, _ in self.records:  # intermediate grads start afresh
             out.grad = None
         loss.grad = grad

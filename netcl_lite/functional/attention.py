@@ -34,6 +34,7 @@ import math
 import numpy as np
 
 from netcl_lite.autograd import record
+from netcl_lite.core.tensor import check_fits
 from netcl_lite.functional.checks import nodes
 from netcl_lite.functional.elementwise import scale
 from netcl_lite.functional.flash_attention import DMAX, flash_attention, heads
@@ -133,6 +134,11 @@ def attention_naive(q, k, v, causal=True):
     """
     q, k, v = nodes(q, k, v, dtype=None, op="attention_naive")
     _check("attention_naive", q=q, k=k, v=v)
+    # the (..., Sq, Sk) matrices held at once: scores, scaled scores, A
+    *lead, Sq, _ = q.shape
+    shape = (*lead, Sq, k.shape[-2])
+    check_fits(q.queue, 3 * math.prod(shape) * FLOAT.itemsize,
+               f"attention_naive's three float32 {shape} score matrices")
     A = attention_weights(q, k, causal=causal)           # (..., Sq, Sk)
     return matmul(A, v)                                  # (..., Sq, dv)
 
