@@ -9,7 +9,8 @@ Chapter 1 builds it from the pieces in this folder:
     encode.py      merging one chunk by rank (heap + linked list)
     special.py     control strings such as "<|endoftext|>"
     fileformat.py  save / load
-    pretrained.py  GPT-2 and cl100k_base vocabularies
+    pretrained.py  reading GPT-2 and tiktoken vocabulary files
+    vocabularies.py  finding them by name (from_pretrained)
 
     >>> tok = BPETokenizer()
     >>> tok.train_from_iterator(["aaabdaaabac"], vocab_size=259)
@@ -33,6 +34,7 @@ from .pretrained import (PairRanks, check_ranks, merges_from_ranks, read_gpt2,
 from .special import allowed_specials, split_on_specials
 from .split import Splitter
 from .train import train_bpe
+from .vocabularies import find_files
 
 _CACHE_SIZE = 100_000  # chunks remembered (besides whole tokens) before starting over
 
@@ -259,6 +261,25 @@ class BPETokenizer:
         """Read a file written by `save`; a malformed file raises ValueError."""
         pattern, byte_ids, merges, special_tokens = read_bpe(path)
         return cls._build(pattern, byte_ids, merges, special_tokens, path)
+
+    @classmethod
+    def from_pretrained(cls, name, directory=None):
+        """"gpt2", "cl100k_base" or "o200k_base", with tiktoken's ids.
+
+        The files are found offline first: `directory` (or the folder in
+        NETCL_VOCAB_DIR), tiktoken's cache, an installed package that ships
+        them; else they are downloaded and checked against their published
+        hashes. See vocabularies.py for the order and the variables.
+
+        >>> tok = BPETokenizer.from_pretrained("gpt2")  # doctest: +SKIP
+        >>> tok.encode("Hello world")                   # doctest: +SKIP
+        [15496, 995]
+        """
+        vocab, files = find_files(name, directory)
+        if vocab.name == "gpt2":
+            return cls.from_gpt2(*files)
+        return cls.from_tiktoken(files[0], pattern=vocab.pattern,
+                                 special_tokens=vocab.special_tokens)
 
     @classmethod
     def from_gpt2(cls, encoder_json, vocab_bpe):
