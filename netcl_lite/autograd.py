@@ -6,9 +6,9 @@
 >>> import netcl_lite.functional as F
 >>> from netcl_lite.core.device import manager
 >>> from netcl_lite.core.tensor import Tensor
->>> q = manager.default("cpu").queue
+>>> queue = manager.default("cpu").queue
 >>> with ag.Tape() as tape:
-...     x = ag.tensor(Tensor.from_host(q, np.array([1.0, 2.0, 3.0])))
+...     x = ag.tensor(Tensor.from_host(queue, np.array([1.0, 2.0, 3.0])))
 ...     loss = F.sum(F.mul(x, x))          # loss = sum(x^2)
 >>> tape.backward(loss)
 >>> x.grad.to_host()                       # d loss / dx = 2x
@@ -20,7 +20,9 @@ where ``backward(grad_out)`` returns one gradient (or None) per input.
 
 import numpy as np
 
-from netcl_lite.core.tensor import Tensor
+from netcl_lite.core.tensor import FLOAT, Tensor
+from netcl_lite.core.tensor_ops import add_tensors
+from netcl_lite.core.validate import check_tensors
 
 _active = []  # the stack of open tapes; ops record on the innermost one
 
@@ -80,6 +82,14 @@ def as_node(x):
     raise ValueError(f"expected a Node or a Tensor, got {type(x).__name__}{hint}")
 
 
+def nodes(*xs, dtype=FLOAT, op="op"):
+    """An op's inputs as nodes, checked: one OpenCL context and ``dtype``
+    (``dtype=None``: any dtype). ``op`` names the op in the error."""
+    out = [as_node(x) for x in xs]
+    check_tensors([node.value for node in out], dtype, op)
+    return out
+
+
 def record(value, inputs, backward):
     """Wrap an op's output in a node and, if a tape is open, remember how to
     send its gradient back to ``inputs``."""
@@ -110,8 +120,6 @@ class Tape:
         ``loss`` must be a scalar (one element) unless ``grad`` is given.
         Leaf gradients accumulate across calls, as in PyTorch.
         """
-        from netcl_lite.functional.elementwise import add_tensors
-
         loss = as_node(loss)
         if grad is None:
             if loss.value.size != 1:
