@@ -8,9 +8,9 @@ sizes, ``LOCAL_1D`` or ``LOCAL_2D``.
 >>> import numpy as np
 >>> from netcl_lite.core.device import manager
 >>> from netcl_lite.core.tensor import Tensor
->>> q = manager.default("cpu").queue
->>> x = Tensor.from_host(q, np.ones(5))
->>> launch(q, "elementwise", "scale_forward", (5,), LOCAL_1D, x, x, 3.0, 5)
+>>> queue = manager.default("cpu").queue
+>>> x = Tensor.from_host(queue, np.ones(5))
+>>> launch(queue, "elementwise", "scale_forward", (5,), LOCAL_1D, x, x, 3.0, 5)
 >>> x.to_host()
 array([3., 3., 3., 3., 3.], dtype=float32)
 """
@@ -30,6 +30,11 @@ _traces = []  # open ``trace()`` lists; each launch appends "program.cl:kernel"
 # A cached cl.Kernel holds its arguments: setting them and enqueueing must not
 # interleave between threads (OpenCL: clSetKernelArg is not thread-safe).
 _lock = threading.RLock()
+
+
+def ceil_div(n, d):
+    """The smallest integer >= n / d, for ints n >= 0 and d > 0: 10, 4 -> 3."""
+    return -(-n // d)
 
 
 def kernel_dir():
@@ -88,7 +93,7 @@ def launch(queue, program, name, global_size, local_size, *args):
     if any(g == 0 for g in global_size):
         return
     padded = tuple(
-        -(-g // l) * l for g, l in zip(global_size, local_size)
+        ceil_div(g, l) * l for g, l in zip(global_size, local_size)
     )
     knl = kernels(queue.context, program)[name]
     values = [_arg(a) for a in args]
