@@ -74,7 +74,12 @@ def as_node(x):
         return x
     if isinstance(x, Tensor):
         return Node(x, requires_grad=False)
-    raise ValueError(f"expected a Node or a Tensor, got {type(x).__name__}")
+    hint = ""
+    if isinstance(x, (np.ndarray, list, tuple, float, int)):
+        hint = ("; copy host data to the device first: "
+                "Tensor.from_host(queue, array), then ag.tensor(t) for a "
+                "leaf that needs a gradient")
+    raise ValueError(f"expected a Node or a Tensor, got {type(x).__name__}{hint}")
 
 
 def nodes(*xs, dtype=FLOAT, op="op"):
