@@ -25,7 +25,7 @@ LOCAL_2D = (8, 8)
 
 # context.int_ptr -> {program name -> {kernel name -> cl.Kernel}}
 _built = {}
-_traces = []  # open ``trace()`` lists; each launch appends "program.cl:kernel"
+_traces = []  # open ``trace()`` logs; each launch appends "program.cl:kernel"
 
 
 def ceil_div(n, d):
@@ -95,17 +95,39 @@ def launch(queue, program, name, global_size, local_size, *args):
         log.append(f"{program}.cl:{name}")
 
 
-class trace:
-    """Collect the kernels launched inside a ``with`` block, in order.
+def note_allocation(nbytes):
+    """``Tensor.empty`` reports each new device buffer to the open traces."""
+    for log in _traces:
+        log.allocations.append(nbytes)
 
+
+class TraceLog(list):
+    """The kernels launched, in order ("program.cl:kernel"), and in
+    ``.allocations`` the size in bytes of every buffer created, in order."""
+
+    def __init__(self):
+        super().__init__()
+        self.allocations = []
+
+
+class trace:
+    """Collect the kernels launched, and the buffers allocated, inside a
+    ``with`` block.
+
+    >>> import numpy as np
+    >>> from netcl_lite.core.device import manager
+    >>> from netcl_lite.core.tensor import Tensor
+    >>> queue = manager.default("cpu").queue
     >>> with trace() as ran:
-    ...     pass                     # run some ops here
-    >>> ran
-    []
+    ...     x = Tensor.from_host(queue, np.ones((2, 3)))     # 6 float32 values
+    ...     launch(queue, "elementwise", "scale_forward", (6,), LOCAL_1D,
+    ...            x, x, 2.0, 6)
+    >>> ran, ran.allocations
+    (['elementwise.cl:scale_forward'], [24])
     """
 
     def __enter__(self):
-        self.log = []
+        self.log = TraceLog()
         _traces.append(self.log)
         return self.log
 

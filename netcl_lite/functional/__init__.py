@@ -10,6 +10,7 @@ from netcl_lite.functional.attention import (
     attention_weights,
     scaled_dot_product_attention,
 )
+from netcl_lite.functional.concat import concat
 from netcl_lite.functional.cross_entropy import cross_entropy
 from netcl_lite.functional.elementwise import add, mul, scale
 from netcl_lite.functional.embedding import embedding
@@ -27,7 +28,7 @@ __all__ = [
     # elementwise, reductions, products
     "add", "mul", "scale", "sum", "matmul", "matmul_simple",
     # shapes
-    "reshape", "permute", "transpose",
+    "reshape", "permute", "transpose", "concat",
     # attention
     "softmax", "attention_weights", "scaled_dot_product_attention",
     "attention_naive", "flash_attention",

@@ -106,7 +106,7 @@ def scores(q, k):
                             (Sq * Sk, 1, Sk), (Sq * d, d, 1))
         return gq.reshape(q.shape), gk.reshape(k.shape)
 
-    return record(out, (q, k), backward)
+    return record(out, (q, k), backward, "scores")
 
 
 def attention_weights(q, k, causal=True):

@@ -117,4 +117,4 @@ def flash_attention(q, k, v, causal=True):
                DV, _round16(DV), c, 1.0 / math.sqrt(D), causal)
         return gq, gk, gv
 
-    return record(out, (q, k, v), backward)
+    return record(out, (q, k, v), backward, "flash_attention")
