@@ -94,7 +94,8 @@ def test_every_record_names_its_op(queue):
         y = F.transpose(F.reshape(F.scale(x, 2.0), (3, 2)), 0, 1)   # (2, 3)
         loss = F.sum(F.mul(F.softmax(F.add(y, x)), x))
     ops = [out.op for out, _, _ in tape.records]
-    assert ops == ["scale", "reshape", "permute", "add", "softmax", "mul", "sum"]
+    assert ops == ["scale", "reshape", "permute", "add", "softmax", "mul",
+                   "sum"]
     assert loss.op == "sum" and x.op is None       # a leaf was made by no op
 
 
