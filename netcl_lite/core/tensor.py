@@ -20,6 +20,8 @@ import math
 import numpy as np
 import pyopencl as cl
 
+from netcl_lite.core.program import note_allocation
+
 FLOAT = np.dtype(np.float32)
 INT = np.dtype(np.int32)
 I32 = np.iinfo(np.int32)
@@ -67,6 +69,7 @@ class Tensor:
             raise ValueError(f"unsupported dtype {dtype}: use float32 or int32")
         nbytes = max(math.prod(shape) * dtype.itemsize, 4)
         buffer = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, nbytes)
+        note_allocation(nbytes)                  # seen by open ``trace()``s
         return cls(queue, buffer, shape, dtype)
 
     @classmethod
