@@ -146,6 +146,37 @@ def bench_matmul(sizes=MATMUL_SIZES):
     return rows
 
 
+# chapter 09's training shapes: (tokens x D) @ (D x hidden) and the head
+SKINNY = ((2048, 128, 352), (2048, 352, 128), (2048, 128, 1024))
+
+
+def bench_matmul_shapes(shapes=SKINNY):
+    """GFLOP/s at (M x K) @ (K x N), netcl_lite next to numpy and torch."""
+    import netcl_lite.functional as F
+    from netcl_lite.core.tensor import Tensor
+
+    q, torch = device_queue(), torch_or_none()
+    rows = []
+    for M, K, N in shapes:
+        rng = np.random.default_rng(M + K + N)
+        a = rng.standard_normal((M, K)).astype(np.float32)
+        b = rng.standard_normal((K, N)).astype(np.float32)
+        A, B = Tensor.from_host(q, a), Tensor.from_host(q, b)
+        fns = {"netcl_lite": lambda: F.matmul(A, B).value.to_host(),
+               "numpy": lambda: a @ b}
+        if torch is not None:
+            ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+            fns["torch"] = lambda: ta @ tb
+        for fn in fns.values():
+            fn()
+        assert np.allclose(fns["netcl_lite"](), a @ b, rtol=1e-3,
+                           atol=1e-3 * math.sqrt(K))
+        best = interleaved_best(fns, repeats=15)
+        rows.append({"shape": (M, K, N),
+                     **{k: 2 * M * N * K / t / 1e9 for k, t in best.items()}})
+    return rows
+
+
 # --- attention ------------------------------------------------------------------
 def numpy_attention(q, k, v, causal=True):
     """float32 numpy, the S x S matrix materialized: the reference."""
@@ -233,6 +264,56 @@ def bench_attention(lengths=ATTN_LENGTHS):
         mem = {impl: peak_rss_growth(impl, S)["mib"] for impl in impls}
         rows.append({"S": S, "ms": {k: t * 1e3 for k, t in best.items()},
                      "mib": mem})
+    return rows
+
+
+def attention_train_runner(impl, S):
+    """Forward + backward of causal attention (B=1 H=8 d=64), seeded dO."""
+    qa, ka, va = attention_inputs(S)
+    g = attention_inputs(S, seed=1)[0]
+    if impl == "torch":
+        torch = torch_or_none()
+        tq, tk, tv = (torch.from_numpy(x).requires_grad_() for x in (qa, ka, va))
+        tg = torch.from_numpy(g)
+        sdpa = torch.nn.functional.scaled_dot_product_attention
+
+        def run():
+            out = sdpa(tq, tk, tv, is_causal=True)
+            grads = torch.autograd.grad(out, (tq, tk, tv), tg)
+            return [x.numpy() for x in grads]
+        return run
+    import netcl_lite.autograd as ag
+    import netcl_lite.functional as F
+    from netcl_lite.core.tensor import Tensor
+    q = device_queue()
+    Q, K, V, G = (Tensor.from_host(q, x) for x in (qa, ka, va, g))
+
+    def run():
+        with ag.Tape() as tape:
+            xs = [ag.tensor(t) for t in (Q, K, V)]
+            out = F.scaled_dot_product_attention(*xs, causal=True)
+        tape.backward(out, G)
+        return [x.grad.to_host() for x in xs]
+    return run
+
+
+def bench_attention_torch(lengths=(1024, 2048, 4096, 8192)):
+    """The fused kernel against torch SDPA: forward, and forward + backward
+    (S <= 4096), ms; the ratio is what the issue's goals are stated in."""
+    if torch_or_none() is None:
+        return []
+    rows = []
+    for S in lengths:
+        fns = {"fused": attention_runner("fused", S),
+               "torch": attention_runner("torch", S)}
+        if S <= 4096:
+            fns["fused fwd+bwd"] = attention_train_runner("fused", S)
+            fns["torch fwd+bwd"] = attention_train_runner("torch", S)
+            mine, theirs = fns["fused fwd+bwd"](), fns["torch fwd+bwd"]()
+            for x, y in zip(mine, theirs):
+                assert np.allclose(x, y, atol=2e-4), float(np.abs(x - y).max())
+        best = interleaved_best(fns, repeats={1024: 6, 2048: 4}.get(S, 2))
+        rows.append({"S": S, "ms": {k: t * 1e3 for k, t in best.items()}})
     return rows
 
 

@@ -44,20 +44,28 @@ def kernel_dir():
 
 
 def kernel_source(name):
-    """The text of ``kernels/<name>.cl``."""
+    """The text of ``kernels/<name>.cl``, with each ``#include "x.cl"`` line
+    replaced by that file's text (here, not by the OpenCL compiler: PoCL's
+    build cache would not notice a change in an included file)."""
     path = kernel_dir() / f"{name}.cl"
     if not path.is_file():
         raise ValueError(f"no kernel file kernels/{name}.cl")
-    return path.read_text(encoding="utf-8")
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    for i, line in enumerate(lines):
+        if line.startswith('#include "') and line.rstrip().endswith('.cl"'):
+            lines[i] = kernel_source(line.split('"')[1][:-3]) + "\n"
+    return "".join(lines)
 
 
-def kernels(context, program):
-    """Every kernel of one program, built on first use for this context."""
+def kernels(context, program, options=()):
+    """Every kernel of one program, built on first use for this context;
+    ``options``: build options, e.g. ``("-DVW=16",)`` (one build each)."""
     per_context = _built.setdefault(context.int_ptr, {})
-    if program not in per_context:
-        built = cl.Program(context, kernel_source(program)).build()
-        per_context[program] = {k.function_name: k for k in built.all_kernels()}
-    return per_context[program]
+    key = (program, tuple(options))
+    if key not in per_context:
+        built = cl.Program(context, kernel_source(program)).build(list(options))
+        per_context[key] = {k.function_name: k for k in built.all_kernels()}
+    return per_context[key]
 
 
 def _arg(value):
@@ -73,18 +81,18 @@ def _arg(value):
     return value
 
 
-def launch(queue, program, name, global_size, local_size, *args):
+def launch(queue, program, name, global_size, local_size, *args, options=()):
     """Run one kernel; the global size is rounded up to the local size.
 
     Kernels therefore receive their true sizes as arguments and return early
-    for the padding work-items.
+    for the padding work-items. ``options``: the program's build options.
     """
     if any(g == 0 for g in global_size):
         return
     padded = tuple(
         -(-g // l) * l for g, l in zip(global_size, local_size)
     )
-    knl = kernels(queue.context, program)[name]
+    knl = kernels(queue.context, program, options)[name]
     knl(queue, padded, local_size, *[_arg(a) for a in args])
     for log in _traces:
         log.append(f"{program}.cl:{name}")
