@@ -12,6 +12,8 @@
 //   loss = log(s) - (x_t - m)   and   softmax = exp(x - m) / s,
 // where x - m is exact whenever x is near the max (the terms that matter).
 
+#include "exp_poly.cl"   // exp without a builtin call (PoCL), see there
+
 // One work-item per row.
 __kernel void cross_entropy_forward(__global const float *logits,
                                     __global const int *targets,
@@ -21,11 +23,11 @@ __kernel void cross_entropy_forward(__global const float *logits,
                                     const int N, const int V) {
     int n = get_global_id(0);
     if (n >= N) return;
-    __global const float *x = logits + n * V;
+    __global const float *x = logits + (long)n * V;
     float m = x[0];
-    for (int v = 1; v < V; v++) m = fmax(m, x[v]);
+    for (int v = 1; v < V; v++) m = x[v] > m ? x[v] : m;   // fmax, inline
     float s = 0.0f;
-    for (int v = 0; v < V; v++) s += exp(x[v] - m);
+    for (int v = 0; v < V; v++) s += exp_poly(x[v] - m);
     row_max[n] = m;
     row_sum[n] = s;
     loss[n] = log(s) - (x[targets[n]] - m);
@@ -45,7 +47,7 @@ __kernel void cross_entropy_backward(__global const float *grad_out,
     if (i >= N * V) return;
     int n = i / V;
     int v = i - n * V;
-    float p = exp(logits[i] - row_max[n]) / row_sum[n];
+    float p = exp_poly(logits[i] - row_max[n]) / row_sum[n];
     float onehot = (v == targets[n]) ? 1.0f : 0.0f;
     grad_logits[i] = (p - onehot) * grad_out[0] * inv_n;
 }

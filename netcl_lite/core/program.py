@@ -16,6 +16,7 @@ array([3., 3., 3., 3., 3.], dtype=float32)
 """
 
 import pathlib
+import re
 
 import numpy as np
 import pyopencl as cl
@@ -52,8 +53,9 @@ def kernel_source(name):
         raise ValueError(f"no kernel file kernels/{name}.cl")
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     for i, line in enumerate(lines):
-        if line.startswith('#include "') and line.rstrip().endswith('.cl"'):
-            lines[i] = kernel_source(line.split('"')[1][:-3]) + "\n"
+        included = re.match(r'#include "(\w+)\.cl"', line)
+        if included:
+            lines[i] = kernel_source(included.group(1)) + "\n"
     return "".join(lines)
 
 

@@ -8,7 +8,7 @@ CPU that runs AVX-512 natively wants float16 and 6 x 64. So:
 1. the device proposes: its preferred float vector width gives VW, and VW
    gives a few candidate tiles (``candidates``);
 2. on a CPU device, the first fast matmul in a process times each candidate
-   on a 384^3 product (best of three, alternating; about 1-3 s with PoCL's
+   on a 384^3 product (best of five, alternating, in CPU time; about 1-3 s with PoCL's
    build cache cold, well under a second warm) and keeps the fastest;
 3. the choice is cached on disk, one entry per device and driver, so later
    processes skip step 2.
@@ -110,8 +110,13 @@ def _store(key, entry):
         pass  # a read-only home: tune again next time, still correct
 
 
-def _time_tiles(queue, tiles, rounds=3):
-    """Seconds per TUNE_N^3 product for each tile, best of ``rounds``."""
+def _time_tiles(queue, tiles, rounds=5):
+    """CPU seconds per TUNE_N^3 product for each tile, best of ``rounds``.
+
+    The process's CPU time (PoCL's worker threads are in this process), not
+    the wall clock: on a shared machine the wall clock also counts the time
+    spent waiting for a core, which has nothing to do with the tile.
+    """
     from netcl_lite.core.tensor import Tensor
     from netcl_lite.functional.matmul import matmul_tiled_strided
 
@@ -125,10 +130,10 @@ def _time_tiles(queue, tiles, rounds=3):
     queue.finish()
     for _ in range(rounds):
         for t in tiles:
-            start = time.perf_counter()
+            start = time.process_time()
             matmul_tiled_strided(a, a, 1, n, n, n, strides, strides, as_config(t))
             queue.finish()
-            best[t] = min(best[t], time.perf_counter() - start)
+            best[t] = min(best[t], time.process_time() - start)
     return best
 
 

@@ -39,7 +39,7 @@ from netcl_lite.core.tune import matmul_config, options
 from netcl_lite.functional.checks import min_ndim, nodes
 
 FAST_MIN_MNK = 48 ** 3  # below: the simple kernel is faster (one launch, no tile)
-PACK_MIN_K = 512        # B in place up to this K; beyond, its row stride thrashes
+PACK_MIN_K = 512        # beyond this K, B is packed when its rows are 2 KB apart
 
 
 def matmul_simple_strided(a, b, batch, M, N, K, a_strides, b_strides):
@@ -62,9 +62,12 @@ def _row_blocks(batch, PM, PN):
 
 def _b_in_place(N, K, b_strides, VW, NR):
     """Can matmul_tiled read B where it is? Rows contiguous and VW-aligned,
-    N >= NR (the last panel shifts back), and K small enough."""
+    N >= NR (the last panel shifts back), and not a long walk down rows a
+    multiple of 2 KB apart: those map to the same cache sets and evict each
+    other (measured: (128 x 2048) @ (2048 x 1024) ran 4x slower in place)."""
     b_bs, b_rs, b_cs = b_strides
-    return (b_cs == 1 and N >= NR and K <= PACK_MIN_K
+    thrashes = K > PACK_MIN_K and b_rs % 512 == 0
+    return (b_cs == 1 and N >= NR and not thrashes
             and N % VW == 0 and b_rs % VW == 0 and b_bs % VW == 0)
 
 

@@ -99,14 +99,15 @@ def permute(x, axes):
     out_shape = tuple(x.shape[a] for a in axes)
     args = _launch_args(x.shape, axes)
     out = Tensor.empty(q, out_shape)
-    launch(q, "permute", "permute_forward", (n,), LOCAL_1D,
-           x.value, out, *args, n)
+    rows = n // args[2] if n else 0                # rows of o3 output values
+    launch(q, "permute", "permute_forward", (rows,), LOCAL_1D,
+           x.value, out, *args, rows)
 
     def backward(g):
         gx = Tensor.empty(q, x.shape)
         # the same index map as the forward, walked as a scatter
-        launch(q, "permute", "permute_backward", (n,), LOCAL_1D,
-               g, gx, *args, n)
+        launch(q, "permute", "permute_backward", (rows,), LOCAL_1D,
+               g, gx, *args, rows)
         return (gx,)
 
     return record(out, (x,), backward)

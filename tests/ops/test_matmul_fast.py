@@ -116,7 +116,7 @@ TILES = [(8, 6, 2), (8, 4, 3), (16, 6, 4), (16, 14, 2), (4, 4, 2), (4, 6, 2)]
 @pytest.mark.parametrize("batch,M,N,K,transpose_a,transpose_b,shared_b", [
     (1, 100, 352, 128, False, False, True),    # B in place, last panels shift
     (2, 67, 96, 40, True, False, False),       # A^T in place, batched
-    (1, 50, 72, 600, False, False, True),      # K > 512: B packed
+    (1, 50, 512, 600, False, False, True),     # K > 512, rows 2 KB apart: packed
     (3, 29, 35, 19, False, True, False),       # B^T and odd N: packed
     (1, 14, 64, 8, True, True, True),          # exactly one tile of rows
 ])
