@@ -7,9 +7,8 @@ dims, or a plain (K, N) matrix shared by every batch (as in ``Linear``).
 >>> import netcl_lite.functional as F
 >>> from netcl_lite.core.device import manager
 >>> from netcl_lite.core.tensor import Tensor
-from netcl_lite.core.tune import matmul_config, options
->>> q = manager.default("cpu").queue
->>> a = Tensor.from_host(q, [[1.0, 2.0], [3.0, 4.0]])
+>>> queue = manager.default("cpu").queue
+>>> a = Tensor.from_host(queue, [[1.0, 2.0], [3.0, 4.0]])
 >>> F.matmul(a, a).value.to_host()
 array([[ 7., 10.],
        [15., 22.]], dtype=float32)
@@ -32,11 +31,11 @@ import math
 
 import numpy as np
 
-from netcl_lite.autograd import record
-from netcl_lite.core.program import LOCAL_1D, LOCAL_2D, launch
+from netcl_lite.autograd import nodes, record
+from netcl_lite.core.program import LOCAL_1D, LOCAL_2D, ceil_div, launch
 from netcl_lite.core.tensor import Tensor
 from netcl_lite.core.tune import matmul_config, options
-from netcl_lite.functional.checks import min_ndim, nodes
+from netcl_lite.core.validate import min_ndim
 
 FAST_MIN_MNK = 48 ** 3  # below: the simple kernel is faster (one launch, no tile)
 PACK_MIN_K = 512        # beyond this K, B is packed when its rows are 2 KB apart
@@ -55,7 +54,7 @@ def _row_blocks(batch, PM, PN):
     work-groups of 64: the cores share out whole groups, so a few big ones
     leave a core idle at the end."""
     RB = 16
-    while RB > 1 and batch * -(-PM // RB) * PN < 16 * 64:
+    while RB > 1 and batch * ceil_div(PM, RB) * PN < 16 * 64:
         RB //= 2
     return RB
 
@@ -74,28 +73,28 @@ def _b_in_place(N, K, b_strides, VW, NR):
 def matmul_tiled_strided(a, b, batch, M, N, K, a_strides, b_strides, config=None):
     """C (batch, M, N) = A @ B with the register tile (same strides);
     ``config``: the tile's build macros (default: tune.matmul_config)."""
-    q = a.queue
-    cfg = config or matmul_config(q)
+    queue = a.queue
+    cfg = config or matmul_config(queue)
     VW, MR = cfg["VW"], cfg["TILE_M"]
     NR = cfg["TILE_V"] * VW
     opts = options(cfg)
     if M < MR or K == 0:   # too few rows for one tile: the simple kernel
         return matmul_simple_strided(a, b, batch, M, N, K, a_strides, b_strides)
-    out = Tensor.empty(q, (batch, M, N))
+    out = Tensor.empty(queue, (batch, M, N))
     if N == 0:
         return out
-    PM, PN = -(-M // MR), -(-N // NR)
+    PM, PN = ceil_div(M, MR), ceil_div(N, NR)
     if _b_in_place(N, K, b_strides, VW, NR):
         bq, b_bs, b_ps, ldb, packed = b, b_strides[0], NR, b_strides[1], 0
     else:   # copy B (or B^T) into zero-padded panels of NR columns, once
         b_batch = 1 if b_strides[0] == 0 else batch
-        bq = Tensor.empty(q, (b_batch, PN, K, NR))
-        launch(q, "matmul", "matmul_pack_b", (K, b_batch * PN), LOCAL_2D,
+        bq = Tensor.empty(queue, (b_batch, PN, K, NR))
+        launch(queue, "matmul", "matmul_pack_b", (K, b_batch * PN), LOCAL_2D,
                b, bq, b_batch, K, N, *b_strides, options=opts)
         b_bs = 0 if b_batch == 1 else PN * K * NR
         b_ps, ldb, packed = K * NR, NR, 1
     RB = _row_blocks(batch, PM, PN)
-    launch(q, "matmul", "matmul_tiled", (batch * -(-PM // RB) * PN,),
+    launch(queue, "matmul", "matmul_tiled", (batch * ceil_div(PM, RB) * PN,),
            LOCAL_1D, a, bq, out, batch, M, N, K, RB, np.int64(a_strides[0]),
            a_strides[1], a_strides[2], np.int64(b_bs), np.int64(b_ps), ldb,
            packed, options=opts)
