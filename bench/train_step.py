@@ -84,11 +84,12 @@ def torch_model(ours):
     def param(node):
         return nn.Parameter(torch.from_numpy(node.value.to_host().copy()))
 
-    def rope(x):                        # (B, n, S, hd), interleaved pairs
+    def rope(x, offset=0):              # (B, n, S, hd), interleaved pairs
         S = x.shape[-2]
         i = torch.arange(hd // 2, dtype=torch.float64)
         theta = c.rope_base ** (-2 * i / hd)
-        ang = torch.arange(S, dtype=torch.float64)[:, None] * theta   # (S, hd/2)
+        pos = torch.arange(offset, offset + S, dtype=torch.float64)
+        ang = pos[:, None] * theta                                    # (S, hd/2)
         cos, sin = ang.cos().float(), ang.sin().float()
         x0, x1 = x[..., 0::2], x[..., 1::2]
         return torch.stack([x0 * cos - x1 * sin, x0 * sin + x1 * cos],
@@ -107,14 +108,24 @@ def torch_model(ours):
             self.wg, self.wu, self.wd = (param(w) for w in
                                          (f.w_gate, f.w_up, f.w_down))
 
-        def forward(self, x):
+        def forward(self, x, cache=None, offset=0):
             B, S, _ = x.shape
             h = rms(x, self.n1)
             q = (h @ self.wq).view(B, S, c.n_heads, hd).transpose(1, 2)
             k = (h @ self.wk).view(B, S, c.n_kv_heads, hd).transpose(1, 2)
             v = (h @ self.wv).view(B, S, c.n_kv_heads, hd).transpose(1, 2)
+            q, k = rope(q, offset), rope(k, offset)
+            if cache is not None:          # a list [k, v] per layer, or []
+                if cache:
+                    k = torch.cat([cache[0], k], -2)
+                    v = torch.cat([cache[1], v], -2)
+                cache[:] = [k, v]
+            # causal with a cache: query i sees keys up to offset + i
+            mask = None if offset == 0 else torch.ones(
+                S, k.shape[-2], dtype=torch.bool).tril(offset)
             o = nn.functional.scaled_dot_product_attention(
-                rope(q), rope(k), v, is_causal=True, enable_gqa=True)
+                q, k, v, attn_mask=mask, is_causal=offset == 0,
+                enable_gqa=True)
             x = x + o.transpose(1, 2).reshape(B, S, c.dim) @ self.wo
             h = rms(x, self.n2)
             return x + (nn.functional.silu(h @ self.wg) * (h @ self.wu)) @ self.wd
@@ -126,11 +137,23 @@ def torch_model(ours):
             self.blocks = nn.ModuleList(Block(b) for b in m.blocks)
             self.norm, self.head = param(m.norm.weight), param(m.head.weight)
 
-        def forward(self, ids):
+        def forward(self, ids, caches=None, offset=0):
             x = self.emb[ids]
-            for b in self.blocks:
-                x = b(x)
+            for i, b in enumerate(self.blocks):
+                x = b(x, None if caches is None else caches[i], offset)
             return rms(x, self.norm) @ self.head
+
+        @torch.no_grad()
+        def generate(self, prompt, max_new_tokens):
+            """Greedy decoding with a KV cache: the list of new ids."""
+            caches = [[] for _ in self.blocks]
+            ids, offset, new = torch.tensor([prompt]), 0, []
+            for _ in range(max_new_tokens):
+                logits = self(ids, caches, offset)[0, -1]
+                offset += ids.shape[1]
+                new.append(int(logits.argmax()))
+                ids = torch.tensor([[new[-1]]])
+            return new
 
     return Twin(ours.model)
 
@@ -189,6 +212,26 @@ def compare(steps=12, settle=0.25, clock=time.perf_counter):
             fn(x, y)
             best[name] = min(best[name], clock() - t0)
     return {k: v * 1e3 for k, v in best.items()}, first
+
+
+def generation(prompt_len=8, new_tokens=56, rounds=3, settle=0.25):
+    """KV-cache generation, one sequence, greedy: tokens/s (best of rounds,
+    alternating), and how many of the tokens the two libraries agree on."""
+    ours = Ours()
+    twin = Torch(Ours()).model
+    prompt = batches(1)[0][0][0, :prompt_len].tolist()
+    fns = {"netcl_lite": lambda: ours.model.generate(
+               prompt, new_tokens, temperature=0.0, use_cache=True),
+           "torch": lambda: twin.generate(prompt, new_tokens)}
+    best, got = {k: math.inf for k in fns}, {}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            time.sleep(settle)
+            t0 = time.perf_counter()
+            got[name] = fn()
+            best[name] = min(best[name], time.perf_counter() - t0)
+    same = sum(a == b for a, b in zip(got["netcl_lite"], got["torch"]))
+    return {k: new_tokens / v for k, v in best.items()}, same
 
 
 def table(ms):
@@ -263,6 +306,8 @@ def profile(steps=6):
 if __name__ == "__main__":
     if "--profile" in sys.argv:
         profile()
+    elif "--generate" in sys.argv:
+        print(generation())
     elif "--cpu" in sys.argv:
         ms, first = compare(clock=time.process_time)
         print("(CPU time per step)\n" + table(ms))

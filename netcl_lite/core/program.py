@@ -105,6 +105,19 @@ def launch(queue, program, name, global_size, local_size, *args, options=()):
         log.append(f"{program}.cl:{name}")
 
 
+class untraced:
+    """Launches inside a ``with untraced():`` block are left out of every open
+    ``trace()`` (the tuner's timing runs, netcl_lite/core/tune.py)."""
+
+    def __enter__(self):
+        self.saved = _traces[:]
+        _traces.clear()
+
+    def __exit__(self, *exc):
+        _traces[:] = self.saved
+        return False
+
+
 class trace:
     """Collect the kernels launched inside a ``with`` block, in order.
 

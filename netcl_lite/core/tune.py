@@ -37,6 +37,8 @@ import time
 import numpy as np
 import pyopencl as cl
 
+from netcl_lite.core.program import untraced
+
 VERSION = 1            # bump when the kernels change what a choice means
 TUNE_N = 384           # the timed product is TUNE_N^3
 _chosen = {}           # device key -> config, for this process
@@ -155,7 +157,8 @@ def matmul_config(queue):
                 choice = tuple(cached["tile"])
             else:
                 start = time.perf_counter()
-                seconds = _time_tiles(queue, tiles)
+                with untraced():          # not the caller's launches
+                    seconds = _time_tiles(queue, tiles)
                 choice = min(seconds, key=seconds.get)
                 _store(key, {"tile": list(choice),
                              "ms": {str(list(t)): round(s * 1e3, 3)

@@ -157,3 +157,14 @@ def test_tuner_caches_its_choice(queue, tmp_path, monkeypatch):
     monkeypatch.setattr(tune, "_chosen", {})
     monkeypatch.setattr(tune, "_time_tiles", None)  # a second timing would fail
     assert tune.matmul_config(queue) == cfg
+
+
+def test_tuning_runs_stay_out_of_traces(queue, tmp_path, monkeypatch):
+    from netcl_lite.core import tune
+
+    monkeypatch.setenv("NETCL_TUNE_CACHE", str(tmp_path / "tune.json"))
+    monkeypatch.setattr(tune, "_chosen", {})
+    a = Tensor.from_host(queue, np.ones((64, 64), np.float32))
+    with trace() as ran:
+        F.matmul(a, a)                      # the first: tunes, then runs
+    assert ran == ["matmul.cl:matmul_tiled"]
