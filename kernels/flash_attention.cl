@@ -41,9 +41,9 @@
 // 2^x for x <= 0 (x = -inf gives 0, NaN gives NaN), no builtins. x = k + f
 // with k an integer and |f| <= 1/2; 2^f is its Taylor polynomial (error
 // < 2e-7) and 2^k is built in the exponent bits. Adding 1.5 * 2^23 rounds
-// to an integer. The comparisons are written so that NaN is never clamped.
+// to an integer. NaN (x != x) is passed through at the end.
 float8 exp2_poly(float8 x) {
-    float8 xc = x < (float8)(-126.0f) ? (float8)(-126.0f) : x;
+    float8 xc = x > (float8)(-126.0f) ? x : (float8)(-126.0f);
     float8 big = xc + 12582912.0f;                // 0x1.8p23
     float8 kf = big - 12582912.0f;                // round(xc)
     int8 ki = as_int8(big) - 0x4B400000;          // the same, as an integer
@@ -57,7 +57,8 @@ float8 exp2_poly(float8 x) {
     p = p * f + 1.0f;
     float8 scale = as_float8((ki + 127) << 23);   // 2^k
     float8 r = p * scale;
-    return x < (float8)(-126.0f) ? (float8)(0.0f) : r;
+    r = xc > (float8)(-126.0f) ? r : (float8)(0.0f);
+    return x != x ? x : r;
 }
 
 // max(a, b) per lane that keeps a NaN (plain a > b ? a : b would drop it)
