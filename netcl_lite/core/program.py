@@ -16,6 +16,7 @@ array([3., 3., 3., 3., 3.], dtype=float32)
 """
 
 import pathlib
+import re
 import threading
 
 import pyopencl as cl
@@ -55,20 +56,29 @@ def kernel_dir():
 
 
 def kernel_source(name):
-    """The text of ``kernels/<name>.cl``."""
+    """The text of ``kernels/<name>.cl``, with each ``#include "x.cl"`` line
+    replaced by that file's text (here, not by the OpenCL compiler: PoCL's
+    build cache would not notice a change in an included file)."""
     path = kernel_dir() / f"{name}.cl"
     if not path.is_file():
         raise ValueError(f"no kernel file kernels/{name}.cl")
-    return path.read_text(encoding="utf-8")
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    for i, line in enumerate(lines):
+        included = re.match(r'#include "(\w+)\.cl"', line)
+        if included:
+            lines[i] = kernel_source(included.group(1)) + "\n"
+    return "".join(lines)
 
 
-def kernels(context, program):
-    """Every kernel of one program, built on first use for this context."""
+def kernels(context, program, options=()):
+    """Every kernel of one program, built on first use for this context;
+    ``options``: build options, e.g. ``("-DVW=16",)`` (one build each)."""
     with _lock:
         per_context = _built.setdefault(context.int_ptr, {})
-        if program not in per_context:
+        key = (program, tuple(options))
+        if key not in per_context:
             source = kernel_source(program)
-            built = cl.Program(context, source).build()
+            built = cl.Program(context, source).build(list(options))
             found = {k.function_name: k for k in built.all_kernels()}
             signatures = parse_signatures(source)   # what launch checks against
             unread = sorted(set(found) - set(signatures))
@@ -76,19 +86,20 @@ def kernels(context, program):
                 raise RuntimeError(f"kernels/{program}.cl: cannot read the "
                                    f"signature of {unread}")
             _signatures[program] = signatures
-            per_context[program] = found
-        return per_context[program]
+            per_context[key] = found
+        return per_context[key]
 
 
-def launch(queue, program, name, global_size, local_size, *args):
+def launch(queue, program, name, global_size, local_size, *args, options=()):
     """Run one kernel; the global size is rounded up to the local size.
 
     Kernels therefore receive their true sizes as arguments and return early
     for the padding work-items. Every argument is first checked against the
     kernel's signature (``core/signature.py``): Tensors become their
-    buffers, Python numbers the kernel's int or float types.
+    buffers, Python numbers the kernel's int or float types. ``options``:
+    the program's build options.
     """
-    knl = kernels(queue.context, program)[name]
+    knl = kernels(queue.context, program, options)[name]
     args = check_args(f"{program}.cl:{name}", _signatures[program][name], args)
     if any(g == 0 for g in global_size):
         return
@@ -105,6 +116,19 @@ def note_allocation(nbytes):
     """``Tensor.empty`` reports each new device buffer to the open traces."""
     for log in _traces:
         log.allocations.append(nbytes)
+
+
+class untraced:
+    """Launches inside a ``with untraced():`` block are left out of every open
+    ``trace()`` (the tuner's timing runs, netcl_lite/core/tune.py)."""
+
+    def __enter__(self):
+        self.saved = _traces[:]
+        _traces.clear()
+
+    def __exit__(self, *exc):
+        _traces[:] = self.saved
+        return False
 
 
 class TraceLog(list):

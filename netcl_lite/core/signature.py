@@ -41,7 +41,9 @@ FLOATS = {"float": np.float32, "double": np.float64}
 # element type of a buffer -> the Tensor dtype it holds
 BUFFER_DTYPES = {"float": np.dtype(np.float32), "int": np.dtype(np.int32)}
 
-_KERNEL = re.compile(r"__kernel\s+void\s+(\w+)\s*\(([^)]*)\)")
+# "__kernel void name(...)", also with an attribute or a macro before void
+# ("__kernel WIDE void matmul_tiled(...)", kernels/register_tile.cl)
+_KERNEL = re.compile(r"__kernel\b[^;{}]*?\bvoid\s+(\w+)\s*\(([^)]*)\)")
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 
 
