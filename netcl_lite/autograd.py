@@ -23,13 +23,25 @@ node keeps it as ``.op``, so a tape can be read back as a list of ops.
 ['mul', 'sum']
 """
 
+import threading
+
 import numpy as np
 
 from netcl_lite.core.tensor import FLOAT, Tensor
 from netcl_lite.core.tensor_ops import add_tensors
 from netcl_lite.core.validate import check_tensors
 
-_active = []  # the stack of open tapes; ops record on the innermost one
+# Each thread has its own stack of open tapes; ops record on the innermost one
+# of the thread that runs them.
+_local = threading.local()
+
+
+def _tapes():
+    """This thread's stack of open tapes."""
+    stack = getattr(_local, "tapes", None)
+    if stack is None:
+        stack = _local.tapes = []
+    return stack
 
 
 class Node:
@@ -97,8 +109,9 @@ def nodes(*xs, dtype=FLOAT, op="op"):
 
 
 def is_recording():
-    """True inside an open ``Tape``: ops called now will be recorded."""
-    return bool(_active)
+    """True while this thread has an open ``Tape``: ops called now will be
+    recorded."""
+    return bool(_tapes())
 
 
 def record(value, inputs, backward, op=None):
@@ -107,9 +120,30 @@ def record(value, inputs, backward, op=None):
     needs_grad = any(node.requires_grad for node in inputs)
     out = Node(value, requires_grad=needs_grad)
     out.op = op
-    if needs_grad and _active:
-        _active[-1].records.append((out, tuple(inputs), backward))
+    tapes = _tapes()
+    if needs_grad and tapes:
+        tapes[-1].records.append((out, tuple(inputs), backward))
     return out
+
+
+def _check_grad(grad, loss):
+    """An explicit seed gradient: a float32 Tensor (or node) like ``loss``."""
+    if isinstance(grad, Node):
+        grad = grad.value
+    if not isinstance(grad, Tensor):
+        raise ValueError(
+            f"grad must be a netcl_lite Tensor, got {type(grad).__name__}"
+        )
+    if grad.shape != loss.shape:
+        raise ValueError(f"grad shape {grad.shape} != loss shape {loss.shape}")
+    if grad.dtype != np.float32:
+        raise ValueError(f"grad has dtype {grad.dtype}, need float32")
+    if grad.context != loss.value.context:
+        raise ValueError(
+            "grad lives in another OpenCL context than loss; create it with "
+            "the loss's queue"
+        )
+    return grad
 
 
 class Tape:
@@ -119,11 +153,11 @@ class Tape:
         self.records = []  # [(output node, input nodes, backward fn)]
 
     def __enter__(self):
-        _active.append(self)
+        _tapes().append(self)
         return self
 
     def __exit__(self, *exc):
-        _active.remove(self)
+        _tapes().remove(self)
         return False
 
     def backward(self, loss, grad=None, hook=None):
@@ -144,8 +178,8 @@ class Tape:
                     f"loss has shape {loss.shape}"
                 )
             grad = Tensor.from_host(loss.queue, np.ones(loss.shape, np.float32))
-        elif grad.shape != loss.shape:
-            raise ValueError(f"grad shape {grad.shape} != loss shape {loss.shape}")
+        else:
+            grad = _check_grad(grad, loss)
         for out, _, _ in self.records:  # intermediate grads start afresh
             out.grad = None
         loss.grad = grad

@@ -16,6 +16,7 @@ array([3., 3., 3., 3., 3.], dtype=float32)
 """
 
 import pathlib
+import threading
 
 import pyopencl as cl
 
@@ -28,6 +29,9 @@ LOCAL_2D = (8, 8)
 _built = {}
 _signatures = {}  # program name -> {kernel name -> [Param]} (core/signature.py)
 _traces = []  # open ``trace()`` logs; each launch appends "program.cl:kernel"
+# A cached cl.Kernel holds its arguments: setting them and enqueueing must not
+# interleave between threads (OpenCL: clSetKernelArg is not thread-safe).
+_lock = threading.RLock()
 
 
 def ceil_div(n, d):
@@ -60,19 +64,20 @@ def kernel_source(name):
 
 def kernels(context, program):
     """Every kernel of one program, built on first use for this context."""
-    per_context = _built.setdefault(context.int_ptr, {})
-    if program not in per_context:
-        source = kernel_source(program)
-        built = cl.Program(context, source).build()
-        found = {k.function_name: k for k in built.all_kernels()}
-        signatures = parse_signatures(source)   # what launch checks against
-        unread = sorted(set(found) - set(signatures))
-        if unread:
-            raise RuntimeError(f"kernels/{program}.cl: cannot read the "
-                               f"signature of {unread}")
-        _signatures[program] = signatures
-        per_context[program] = found
-    return per_context[program]
+    with _lock:
+        per_context = _built.setdefault(context.int_ptr, {})
+        if program not in per_context:
+            source = kernel_source(program)
+            built = cl.Program(context, source).build()
+            found = {k.function_name: k for k in built.all_kernels()}
+            signatures = parse_signatures(source)   # what launch checks against
+            unread = sorted(set(found) - set(signatures))
+            if unread:
+                raise RuntimeError(f"kernels/{program}.cl: cannot read the "
+                                   f"signature of {unread}")
+            _signatures[program] = signatures
+            per_context[program] = found
+        return per_context[program]
 
 
 def launch(queue, program, name, global_size, local_size, *args):
@@ -90,7 +95,8 @@ def launch(queue, program, name, global_size, local_size, *args):
     padded = tuple(
         ceil_div(g, l) * l for g, l in zip(global_size, local_size)
     )
-    knl(queue, padded, local_size, *args)
+    with _lock:  # set-args + enqueue as one step (see _lock)
+        knl(queue, padded, local_size, *args)
     for log in _traces:
         log.append(f"{program}.cl:{name}")
 

@@ -32,6 +32,7 @@ array([[10.  ,  1.  ],
 import math
 
 from netcl_lite.autograd import nodes, record
+from netcl_lite.core.tensor import FLOAT, check_fits
 from netcl_lite.core.validate import check_qkv
 from netcl_lite.functional.elementwise import scale
 from netcl_lite.functional.flash_attention import DMAX, fused_attention
@@ -95,6 +96,11 @@ def attention_weights(q, k, causal=True):
 
 
 def _naive(q, k, v, causal):
+    # the (..., Sq, Sk) matrices held at once: scores, scaled scores, A
+    *lead, Sq, _ = q.shape
+    shape = (*lead, Sq, k.shape[-2])
+    check_fits(q.queue, 3 * math.prod(shape) * FLOAT.itemsize,
+               f"attention_naive's three float32 {shape} score matrices")
     A = _weights(q, k, causal)                           # (..., Sq, Sk)
     return matmul(A, v)                                  # (..., Sq, dv)
 

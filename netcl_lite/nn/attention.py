@@ -58,6 +58,24 @@ class MultiHeadAttention(Module):
                 f"got {x.shape}"
             )
 
+    @staticmethod
+    def position(offset, cache):
+        """The first position of x: ``offset``, else the cache's length, else 0.
+
+        With a cache the new tokens follow the cached ones, so an explicit
+        offset must equal ``cache.length``.
+        """
+        if offset is None:
+            return 0 if cache is None else cache.length
+        if isinstance(offset, bool) or not isinstance(offset, (int, np.integer)):
+            raise ValueError(f"offset must be an int, got {offset!r}")
+        if cache is not None and offset != cache.length:
+            raise ValueError(
+                f"offset {offset} does not follow the cache, which holds "
+                f"{cache.length} positions (leave offset out to use them)"
+            )
+        return int(offset)
+
     def rotate(self, x, offset):
         """Position encoding hook: none here; RotaryAttention applies RoPE."""
         return x
@@ -87,8 +105,10 @@ class MultiHeadAttention(Module):
         k = F.repeat_kv(k, self.n_heads // self.n_kv_heads)  # (B, H, S, Dh)
         return F.attention_weights(q, k, causal=self.causal)  # (B, H, S, S)
 
-    def forward(self, x, offset=0, cache=None):
+    def forward(self, x, offset=None, cache=None):
+        """x (B, S, D) at positions offset.. (default: after the cache's)."""
         x = as_node(x)
+        offset = self.position(offset, cache)
         self.check_input(x, offset)
         B, S, _ = x.shape
         H = self.n_heads
