@@ -211,7 +211,7 @@ def decoder_block():
              (1.75, "attention: RoPE on q, k;\ncausal, GQA (H query, $H_{KV}$ kv heads)",
               COLORS["Q"]),
              (3.25, "RMSNorm", "#eeeeee"),
-             (4.1, "SwiGLU: $W_2(\\mathrm{silu}(x W_1) \\odot x W_3)$", COLORS["V"])]
+             (4.1, "SwiGLU: $(\\mathrm{silu}(x W_{gate}) \\odot x W_{up}) W_{down}$", COLORS["V"])]
     for y, label, color in steps:
         box(ax, x, y, w, 0.6 if "RMS" in label else 0.8, color, label, size=10,
             round_=True)
