@@ -207,11 +207,10 @@ def decoder_block():
     fig, ax = canvas(6.2, 6.9)
     x, w = 1.4, 2.6
     ax.text(x + w / 2, 0.15, "x: (B, S, D)", ha="center", fontsize=11)
-    steps = [(0.9, "RMSNorm", "#eeeeee"),
-             (1.75, "attention: RoPE on q, k;\ncausal, GQA (H query, $H_{KV}$ kv heads)",
-              COLORS["Q"]),
-             (3.25, "RMSNorm", "#eeeeee"),
-             (4.1, "SwiGLU: $(\\mathrm{silu}(x W_{gate}) \\odot x W_{up}) W_{down}$", COLORS["V"])]
+    attention = "attention: RoPE on q, k;\ncausal, GQA (H query, $H_{KV}$ kv heads)"
+    swiglu = "SwiGLU: $(\\mathrm{silu}(x W_{gate}) \\odot x W_{up}) W_{down}$"
+    steps = [(0.9, "RMSNorm", "#eeeeee"), (1.75, attention, COLORS["Q"]),
+             (3.25, "RMSNorm", "#eeeeee"), (4.1, swiglu, COLORS["V"])]
     for y, label, color in steps:
         box(ax, x, y, w, 0.6 if "RMS" in label else 0.8, color, label, size=10,
             round_=True)
@@ -227,8 +226,7 @@ def decoder_block():
     arrow(ax, (spine, 3.87), (spine, 4.08))
     arrow(ax, (spine, 4.92), (spine, 5.03))
     # the residual paths: around each sub-layer
-    for y0, y1 in ((0.55, 2.85), (3.0, 5.2)):
-        xr = x + w + 0.45
+    for y0, y1, xr in ((0.55, 2.85, x + w + 0.45), (3.12, 5.2, x + w + 0.85)):
         ax.plot([spine, xr, xr], [y0, y0, y1], color=INK, lw=1.2)
         arrow(ax, (xr, y1), (spine + 0.18, y1))
         ax.text(xr + 0.1, (y0 + y1) / 2, "residual", rotation=90, va="center",
