@@ -48,9 +48,14 @@ LAB_FLAGS := --config="$(CURDIR)/tools/lab/jupyter_lab_config.py" \
 lab: install
 	$(VENV)/bin/jupyter lab $(LAB_FLAGS)
 
+# torch for the bench's torch columns: the CPU-only wheel (PyPI's pulls CUDA)
+TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
+
 # One run, one table (bench/report.py also runs bench/tokenizer.py). OpenBLAS
 # core-type overrides that some machines set would slow numpy: unset here only.
 bench: install
+	@$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install --quiet torch \
+		--index-url $(TORCH_CPU_INDEX) || echo "torch CPU wheel: not reachable"
 	$(PY) -m pip install --quiet -e ".[bench]"
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(PY) bench/report.py
 

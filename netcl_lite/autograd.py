@@ -14,8 +14,13 @@
 >>> x.grad.to_host()                       # d loss / dx = 2x
 array([2., 4., 6.], dtype=float32)
 
-Each op in ``netcl_lite.functional`` calls ``record(value, inputs, backward)``
-where ``backward(grad_out)`` returns one gradient (or None) per input.
+Each op in ``netcl_lite.functional`` calls
+``record(value, inputs, backward, op)`` where ``backward(grad_out)`` returns
+one gradient (or None) per input and ``op`` is the op's name: the output
+node keeps it as ``.op``, so a tape can be read back as a list of ops.
+
+>>> [out.op for out, inputs, backward in tape.records]
+['mul', 'sum']
 """
 
 import threading
@@ -39,11 +44,6 @@ def _tapes():
     return stack
 
 
-def recording():
-    """True while this thread has an open ``Tape``."""
-    return bool(_tapes())
-
-
 class Node:
     """A value in the graph: ``value`` (a Tensor) and, after backward, ``grad``."""
 
@@ -56,6 +56,7 @@ class Node:
         self.grad = None
         self.requires_grad = bool(requires_grad)
         self.name = name
+        self.op = None  # the op that computed this node ("matmul", ...)
 
     @property
     def shape(self):
@@ -107,11 +108,18 @@ def nodes(*xs, dtype=FLOAT, op="op"):
     return out
 
 
-def record(value, inputs, backward):
-    """Wrap an op's output in a node and, if a tape is open, remember how to
-    send its gradient back to ``inputs``."""
+def is_recording():
+    """True while this thread has an open ``Tape``: ops called now will be
+    recorded."""
+    return bool(_tapes())
+
+
+def record(value, inputs, backward, op=None):
+    """Wrap an op's output in a node named after ``op`` and, if a tape is
+    open, remember how to send its gradient back to ``inputs``."""
     needs_grad = any(node.requires_grad for node in inputs)
     out = Node(value, requires_grad=needs_grad)
+    out.op = op
     tapes = _tapes()
     if needs_grad and tapes:
         tapes[-1].records.append((out, tuple(inputs), backward))
@@ -152,11 +160,15 @@ class Tape:
         _tapes().remove(self)
         return False
 
-    def backward(self, loss, grad=None):
+    def backward(self, loss, grad=None, hook=None):
         """Send d loss / d node to every node that requires a gradient.
 
         ``loss`` must be a scalar (one element) unless ``grad`` is given.
         Leaf gradients accumulate across calls, as in PyTorch.
+        ``hook``, for tools that watch the backward (chapter 07 groups its
+        kernels by record): ``hook(i)`` is called just before record i's
+        backward runs, ``hook(None)`` just before its gradients are added
+        into the inputs.
         """
         loss = as_node(loss)
         if grad is None:
@@ -171,10 +183,15 @@ class Tape:
         for out, _, _ in self.records:  # intermediate grads start afresh
             out.grad = None
         loss.grad = grad
-        for out, inputs, backward in reversed(self.records):
+        for i in reversed(range(len(self.records))):
+            out, inputs, backward = self.records[i]
             if out.grad is None:
                 continue  # this op does not reach the loss
+            if hook is not None:
+                hook(i)
             grads = backward(out.grad)
+            if hook is not None:
+                hook(None)
             for node, g in zip(inputs, grads):
                 if g is None or not node.requires_grad:
                     continue

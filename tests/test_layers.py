@@ -57,3 +57,11 @@ def test_imports_point_down_and_sit_at_the_top(path):
         )
         assert at_top, f"{path.name}:{line}: import {name} inside a function"
 
+
+
+def test_modules_launch_no_kernels_and_read_no_private_state():
+    """nn/ composes public ops: no launch of its own, no ag._active."""
+    for path in sorted((PACKAGE / "nn").glob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        assert "launch(" not in source, f"nn/{path.name} launches a kernel"
+        assert "._active" not in source, f"nn/{path.name} reads a private tape"

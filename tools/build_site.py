@@ -306,11 +306,14 @@ def index_page(root, chapters):
     toc = ["```{toctree}", ":hidden:", ":caption: Chapters", ":maxdepth: 1", ""]
     toc += [f"chapters/{p.stem}" for p, _ in chapters]
     toc += ["```", "", "```{toctree}", ":hidden:", ":caption: Appendix",
-            ":maxdepth: 1", "", "appendix/kernels", "appendix/sources", "```"]
+            ":maxdepth: 1", "", "chapters/notation", "appendix/kernels",
+            "appendix/sources", "```"]
     template = (SITE / "index.template.md").read_text(encoding="utf-8")
     return (template.replace("{{ chapters }}", chapter_list)
             .replace("{{ benchmarks }}", benchmarks(root))
             .replace("{{ appendix }}",
+                     "- [Notation](chapters/notation.md): every symbol the "
+                     "course uses.\n"
                      "- [The OpenCL kernels](appendix/kernels.md): every "
                      "`kernels/*.cl`, highlighted.\n"
                      "- [Library files the chapters link to]"
@@ -373,6 +376,10 @@ def assemble(root, src):
             site_notebook(nb, path.name, root, sources), indent=1,
             ensure_ascii=False)
         wanted[f"_notebooks/{path.name}"] = path.read_bytes()
+    notation = root / "chapters" / "notation.md"
+    if notation.exists():
+        wanted["chapters/notation.md"] = rewrite_links(
+            notation.read_text(encoding="utf-8"), root, sources)
     for rel in sources:
         wanted[f"_repo/{rel}"] = (root / rel).read_bytes()
     wanted["appendix/sources.md"] = sources_page(sources)
@@ -414,7 +421,8 @@ def prune_html(html, src):
 
 def inputs_digest(root):
     h = hashlib.sha256()
-    files = [*chapter_notebooks(root), root / "README.md",
+    files = [*chapter_notebooks(root), root / "chapters" / "notation.md",
+             root / "README.md",
              *sorted((root / "figures").glob("*")),
              *sorted((root / "kernels").glob("*.cl")),
              *sorted(p for p in SITE.rglob("*") if p.is_file()),
