@@ -128,3 +128,18 @@ def test_marked_subset_runs_clean_on_oclgrind(oclgrind_env):
     assert " passed" in done.stdout and " deselected" in done.stdout, output
     print(f"Oclgrind subset: {done.stdout.strip().splitlines()[-1]} "
           f"({seconds:.0f} s)")
+
+
+def test_every_listed_test_exists():
+    """A renamed test must not silently drop out of tests/oclgrind.txt."""
+    listed = oclgrind_subset()
+    files = sorted({entry.split("::")[0] for entry in listed})
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q",
+         "-p", "no:cacheprovider", *files],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+    )
+    ids = [line for line in done.stdout.splitlines() if "::" in line]
+    missing = [entry for entry in listed
+               if not any(i.startswith(entry) for i in ids)]
+    assert not missing, f"tests/oclgrind.txt names no test here: {missing}"

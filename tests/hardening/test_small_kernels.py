@@ -15,7 +15,6 @@ import netcl_lite.functional as F
 import numpy_ref as ref
 from gradcheck import run_op
 from netcl_lite.core.tensor import Tensor
-from netcl_lite.nn.kv_cache import concat_positions
 from netcl_lite.optim import AdamW, clip_grad_norm
 
 ATOL = dict(rtol=1e-4, atol=1e-4)
@@ -114,7 +113,8 @@ def test_flash_attention_two_key_blocks(queue, rng, causal):
 def test_kv_cache_concat(queue, rng):
     a = rng.standard_normal((2, 3, 5, 4)).astype(np.float32)   # (B, HKV, S, Dh)
     b = rng.standard_normal((2, 3, 2, 4)).astype(np.float32)
-    got = concat_positions(Tensor.from_host(queue, a), Tensor.from_host(queue, b))
+    got = F.concat(Tensor.from_host(queue, a), Tensor.from_host(queue, b), axis=2)
+    got = got.value
     np.testing.assert_array_equal(got.to_host(), np.concatenate([a, b], axis=2))
 
 
