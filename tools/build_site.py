@@ -195,6 +195,9 @@ def site_notebook(nb, name, root, sources):
     """A copy of the notebook for the site: the download link under its
     title, and links to repository files pointed at pages of the site."""
     nb = json.loads(json.dumps(nb))
+    # The saved state of live widgets is only of use to a running kernel; the
+    # site shows the interactive figures' HTML players instead.
+    nb["metadata"].pop("widgets", None)
     for cell in nb["cells"]:
         if cell["cell_type"] == "markdown":
             cell["source"] = rewrite_links(cell_source(cell), root, sources)
