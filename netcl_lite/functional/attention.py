@@ -35,8 +35,9 @@ import numpy as np
 
 from netcl_lite.autograd import record
 from netcl_lite.functional.checks import nodes
-from netcl_lite.functional.elementwise import scale
-from netcl_lite.functional.flash_attention import DMAX, flash_attention, heads
+from netcl_lite.functional.elementwise import scale as scale_op
+from netcl_lite.functional.flash_attention import (DMAX, flash_attention, heads,
+                                                   score_scale)
 from netcl_lite.functional.matmul import matmul, matmul_strided
 from netcl_lite.functional.repeat_kv import repeat_kv
 from netcl_lite.functional.shape import reshape
@@ -112,33 +113,34 @@ def scores(q, k):
     return record(out, (q, k), backward)
 
 
-def attention_weights(q, k, causal=True):
+def attention_weights(q, k, causal=True, scale=None):
     """A = softmax(q k^T / sqrt(d) + M), (..., Sq, Sk); d = q.shape[-1].
 
     q is (..., Sq, d) and k is (..., Sk, d) with the same leading dims.
     M hides key j from query i when j > i + (Sk - Sq) (see ``F.softmax``).
+    ``scale`` replaces 1/sqrt(d) when given.
     """
     q, k = nodes(q, k, dtype=None, op="attention_weights")
     _check("attention_weights", q=q, k=k)
-    d = q.shape[-1]
-    logits = scale(scores(q, k), 1.0 / math.sqrt(d))     # (..., Sq, Sk)
+    c = score_scale(q.shape[-1], scale, "attention_weights")
+    logits = scale_op(scores(q, k), c)                   # (..., Sq, Sk)
     return softmax(logits, causal=causal)                # (..., Sq, Sk)
 
 
-def attention_naive(q, k, v, causal=True):
-    """matmul(attention_weights(q, k, causal), v): four ops, (Sq, Sk) kept.
+def attention_naive(q, k, v, causal=True, scale=None):
+    """matmul(attention_weights(q, k, causal, scale), v): four ops, (Sq, Sk) kept.
 
     q (..., Sq, d), k (..., Sk, d), v (..., Sk, dv), same leading dims.
     The simple version of ``scaled_dot_product_attention`` and its oracle.
     """
     q, k, v = nodes(q, k, v, dtype=None, op="attention_naive")
     _check("attention_naive", q=q, k=k, v=v)
-    A = attention_weights(q, k, causal=causal)           # (..., Sq, Sk)
+    A = attention_weights(q, k, causal=causal, scale=scale)  # (..., Sq, Sk)
     return matmul(A, v)                                  # (..., Sq, dv)
 
 
-def scaled_dot_product_attention(q, k, v, causal=True):
-    """A v with A = attention_weights(q, k, causal): (..., H, Sq, dv).
+def scaled_dot_product_attention(q, k, v, causal=True, scale=None):
+    """A v with A = attention_weights(q, k, causal, scale): (..., H, Sq, dv).
 
     q (..., H, Sq, d), k (..., HKV, Sk, d), v (..., HKV, Sk, dv); H == HKV
     (or the same leading dims) is plain attention.
@@ -150,11 +152,11 @@ def scaled_dot_product_attention(q, k, v, causal=True):
     _check("scaled_dot_product_attention", gqa=True, q=q, k=k, v=v)
     batch, H, HKV = heads(q, k, v, op="scaled_dot_product_attention")
     if q.shape[-1] <= DMAX and v.shape[-1] <= DMAX:
-        return flash_attention(q, k, v, causal=causal)
+        return flash_attention(q, k, v, causal=causal, scale=scale)
     if H != HKV:  # the naive path needs one kv head per query head
         def repeat(x):                                   # (..., HKV, Sk, d)
             x = reshape(x, (batch, HKV, *x.shape[-2:]))
             x = repeat_kv(x, H // HKV)                   # (batch, H, Sk, d)
             return reshape(x, (*q.shape[:-2], *x.shape[-2:]))
         k, v = repeat(k), repeat(v)
-    return attention_naive(q, k, v, causal=causal)
+    return attention_naive(q, k, v, causal=causal, scale=scale)

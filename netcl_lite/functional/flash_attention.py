@@ -29,6 +29,7 @@ array([[10.  ,  1.  ],
 """
 
 import math
+import numbers
 
 import numpy as np
 
@@ -43,6 +44,22 @@ FLOAT = np.dtype(np.float32)
 RT, TR, TC = 2, 6, 16
 DMAX = 256       # the kernel's largest head dim
 LOG2E = 1.4426950408889634
+
+
+def score_scale(d, scale=None, op="attention"):
+    """The factor on q k^T: 1/sqrt(d) by default, else ``scale`` (chapter 11
+    trains with scale=1.0, no 1/sqrt(d_k), to see what the factor buys).
+
+    >>> score_scale(64), score_scale(64, scale=1.0)
+    (0.125, 1.0)
+    """
+    if scale is None:
+        return 1.0 / math.sqrt(d)
+    if isinstance(scale, bool) or not (isinstance(scale, numbers.Real) and
+                                       math.isfinite(scale) and scale > 0):
+        raise ValueError(f"{op}: scale must be a positive number or None, "
+                         f"got {scale!r}")
+    return float(scale)
 
 
 def _round16(n):
@@ -100,11 +117,12 @@ def _pack_rows(x, N, S, D):
     return out
 
 
-def flash_attention(q, k, v, causal=True):
+def flash_attention(q, k, v, causal=True, scale=None):
     """softmax(q k^T / sqrt(d) + M) v, fused; see the module docstring.
 
-    Memory: O(S d) per head (the output, one logsumexp per row, packed
-    copies of k and v); never (Sq, Sk). d and dv are at most 256.
+    ``scale`` replaces 1/sqrt(d) when given (the kernels take it as an
+    argument). Memory: O(S d) per head (the output, one logsumexp per row,
+    packed copies of k and v); never (Sq, Sk). d and dv are at most 256.
     """
     q, k, v = nodes(q, k, v, dtype=None, op="flash_attention")
     batch, H, HKV = heads(q, k, v)
@@ -116,7 +134,8 @@ def flash_attention(q, k, v, causal=True):
     rep = H // HKV
     BH, BHKV = batch * H, batch * HKV
     qq = q.queue
-    c = LOG2E / math.sqrt(D)
+    sm = score_scale(D, scale, "flash_attention")  # 1/sqrt(D) by default
+    c = LOG2E * sm
     causal = bool(causal)
     kt = _pack_panels(k.value, BHKV, Sk, D)        # (BHKV, Sk16/16, D, 16)
     vr = _pack_rows(v.value, BHKV, Sk, DV)         # (BHKV, Sk16, DV16)
@@ -140,7 +159,7 @@ def flash_attention(q, k, v, causal=True):
         launch(qq, "flash_attention", "flash_attention_backward_dq",
                (BH * -(-Sq // TR),), LOCAL_1D, qv, kt, kr, vt, out, g, lse2,
                gq, drow, BH, rep, Sq, Sk, _round16(Sk), D, _round16(D), DV,
-               c, 1.0 / math.sqrt(D), causal)
+               c, sm, causal)
         del kt, kr, vt
         qt = _pack_panels(qv, BH, Sq, D)           # (BH, Sq16/16, D, 16)
         qr = _pack_rows(qv, BH, Sq, D)             # (BH, Sq16, D16)
@@ -151,7 +170,7 @@ def flash_attention(q, k, v, causal=True):
         launch(qq, "flash_attention", "flash_attention_backward_dkv",
                (BHKV * -(-Sk // TR),), LOCAL_1D, kv, vv, qt, qr, gt, gr, lse2,
                drow, gk, gv, BHKV, rep, Sq, Sk, _round16(Sq), D, _round16(D),
-               DV, _round16(DV), c, 1.0 / math.sqrt(D), causal)
+               DV, _round16(DV), c, sm, causal)
         return gq, gk, gv
 
     return record(out, (q, k, v), backward)

@@ -57,6 +57,8 @@ class DecoderConfig:
     max_seq_len: int = 64
     hidden_dim: int = 0          # 0: swiglu_hidden(dim)
     rope_base: float = 10000.0
+    rope_scale: float = 1.0      # positions x this: 1/4 interpolates, 0 = NoPE
+    attn_scale: float = 0.0      # 0: 1/sqrt(head_dim) on the scores
     norm_eps: float = 1e-6
     seed: int = 0
 
@@ -76,6 +78,11 @@ class DecoderConfig:
                 raise ValueError(
                     f"DecoderConfig: {name} must be positive, got {getattr(self, name)}"
                 )
+        if self.rope_scale < 0 or self.attn_scale < 0:
+            raise ValueError(
+                f"DecoderConfig: rope_scale and attn_scale must be >= 0, got "
+                f"{self.rope_scale} and {self.attn_scale}"
+            )
         if self.hidden_dim < 0:
             raise ValueError(f"DecoderConfig: hidden_dim must be >= 0, got "
                              f"{self.hidden_dim}")
@@ -137,7 +144,8 @@ class DecoderLM(Module):
         self.blocks = [
             DecoderBlock(queue, c.dim, c.n_heads, c.n_kv_heads, c.max_seq_len,
                          c.hidden_dim, base=c.rope_base, eps=c.norm_eps,
-                         seed=int(seeds[1 + i]))
+                         seed=int(seeds[1 + i]), rope_scale=c.rope_scale,
+                         attn_scale=c.attn_scale or None)
             for i in range(c.n_layers)
         ]
         self.norm = RMSNorm(queue, c.dim, c.norm_eps)
@@ -268,7 +276,8 @@ class DecoderLM(Module):
             q = a.rotate(a.split_heads(F.matmul(h, a.wq), a.n_heads), 0)
             k = a.rotate(a.split_heads(F.matmul(h, a.wk), a.n_kv_heads), 0)
             k = F.repeat_kv(k, a.n_heads // a.n_kv_heads)      # (B, H, S, Dh)
-            A = F.attention_weights(q, k, causal=a.causal)     # (B, H, S, S)
+            A = F.attention_weights(q, k, causal=a.causal,
+                                    scale=a.scale)             # (B, H, S, S)
             maps.append(A.value.to_host())
             x = block(x)
         return maps
