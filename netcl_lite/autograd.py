@@ -6,9 +6,9 @@
 >>> import netcl_lite.functional as F
 >>> from netcl_lite.core.device import manager
 >>> from netcl_lite.core.tensor import Tensor
->>> q = manager.default("cpu").queue
+>>> queue = manager.default("cpu").queue
 >>> with ag.Tape() as tape:
-...     x = ag.tensor(Tensor.from_host(q, np.array([1.0, 2.0, 3.0])))
+...     x = ag.tensor(Tensor.from_host(queue, np.array([1.0, 2.0, 3.0])))
 ...     loss = F.sum(F.mul(x, x))          # loss = sum(x^2)
 >>> tape.backward(loss)
 >>> x.grad.to_host()                       # d loss / dx = 2x
@@ -20,7 +20,9 @@ where ``backward(grad_out)`` returns one gradient (or None) per input.
 
 import numpy as np
 
-from netcl_lite.core.tensor import Tensor
+from netcl_lite.core.tensor import FLOAT, Tensor
+from netcl_lite.core.tensor_ops import add_tensors
+from netcl_lite.core.validate import check_tensors
 
 _active = []  # the stack of open tapes; ops record on the innermost one
 
@@ -72,7 +74,20 @@ def as_node(x):
         return x
     if isinstance(x, Tensor):
         return Node(x, requires_grad=False)
-    raise ValueError(f"expected a Node or a Tensor, got {type(x).__name__}")
+    hint = ""
+    if isinstance(x, (np.ndarray, list, tuple, float, int)):
+        hint = ("; copy host data to the device first: "
+                "Tensor.from_host(queue, array), then ag.tensor(t) for a "
+                "leaf that needs a gradient")
+    raise ValueError(f"expected a Node or a Tensor, got {type(x).__name__}{hint}")
+
+
+def nodes(*xs, dtype=FLOAT, op="op"):
+    """An op's inputs as nodes, checked: one OpenCL context and ``dtype``
+    (``dtype=None``: any dtype). ``op`` names the op in the error."""
+    out = [as_node(x) for x in xs]
+    check_tensors([node.value for node in out], dtype, op)
+    return out
 
 
 def record(value, inputs, backward):
@@ -105,8 +120,6 @@ class Tape:
         ``loss`` must be a scalar (one element) unless ``grad`` is given.
         Leaf gradients accumulate across calls, as in PyTorch.
         """
-        from netcl_lite.functional.elementwise import add_tensors
-
         loss = as_node(loss)
         if grad is None:
             if loss.value.size != 1:

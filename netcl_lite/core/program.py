@@ -8,9 +8,9 @@ sizes, ``LOCAL_1D`` or ``LOCAL_2D``.
 >>> import numpy as np
 >>> from netcl_lite.core.device import manager
 >>> from netcl_lite.core.tensor import Tensor
->>> q = manager.default("cpu").queue
->>> x = Tensor.from_host(q, np.ones(5))
->>> launch(q, "elementwise", "scale_forward", (5,), LOCAL_1D, x, x, 3.0, 5)
+>>> queue = manager.default("cpu").queue
+>>> x = Tensor.from_host(queue, np.ones(5))
+>>> launch(queue, "elementwise", "scale_forward", (5,), LOCAL_1D, x, x, 3.0, 5)
 >>> x.to_host()
 array([3., 3., 3., 3., 3.], dtype=float32)
 """
@@ -26,6 +26,11 @@ LOCAL_2D = (8, 8)
 # context.int_ptr -> {program name -> {kernel name -> cl.Kernel}}
 _built = {}
 _traces = []  # open ``trace()`` lists; each launch appends "program.cl:kernel"
+
+
+def ceil_div(n, d):
+    """The smallest integer >= n / d, for ints n >= 0 and d > 0: 10, 4 -> 3."""
+    return -(-n // d)
 
 
 def kernel_dir():
@@ -82,7 +87,7 @@ def launch(queue, program, name, global_size, local_size, *args):
     if any(g == 0 for g in global_size):
         return
     padded = tuple(
-        -(-g // l) * l for g, l in zip(global_size, local_size)
+        ceil_div(g, l) * l for g, l in zip(global_size, local_size)
     )
     knl = kernels(queue.context, program)[name]
     knl(queue, padded, local_size, *[_arg(a) for a in args])

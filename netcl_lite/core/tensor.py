@@ -5,8 +5,8 @@ are always contiguous (row-major), so ``reshape`` is a free view.
 
 >>> import numpy as np
 >>> from netcl_lite.core.device import manager
->>> q = manager.default("cpu").queue
->>> t = Tensor.from_host(q, np.arange(6).reshape(2, 3))   # int64 -> int32
+>>> queue = manager.default("cpu").queue
+>>> t = Tensor.from_host(queue, np.arange(6).reshape(2, 3))  # int64 -> int32
 >>> t.shape, t.dtype
 ((2, 3), dtype('int32'))
 >>> t.reshape(3, 2).to_host()

@@ -14,10 +14,10 @@ online-softmax kernel (``flash_attention.py``), which
 >>> import netcl_lite.functional as F
 >>> from netcl_lite.core.device import manager
 >>> from netcl_lite.core.tensor import Tensor
->>> dq = manager.default("cpu").queue
->>> Q = Tensor.from_host(dq, [[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
->>> K = Tensor.from_host(dq, [[1.0, 0.0], [1.0, 1.0], [0.0, 2.0]])
->>> V = Tensor.from_host(dq, [[10.0, 1.0], [20.0, 2.0], [30.0, 3.0]])
+>>> queue = manager.default("cpu").queue
+>>> Q = Tensor.from_host(queue, [[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
+>>> K = Tensor.from_host(queue, [[1.0, 0.0], [1.0, 1.0], [0.0, 2.0]])
+>>> V = Tensor.from_host(queue, [[10.0, 1.0], [20.0, 2.0], [30.0, 3.0]])
 >>> np.round(F.attention_weights(Q, K).value.to_host().astype(float), 3)
 array([[1.   , 0.   , 0.   ],
        [0.196, 0.804, 0.   ],
@@ -31,19 +31,16 @@ array([[10.  ,  1.  ],
 
 import math
 
-import numpy as np
-
-from netcl_lite.autograd import record
-from netcl_lite.functional.checks import nodes
+from netcl_lite.autograd import nodes, record
+from netcl_lite.core.tensor import FLOAT
+from netcl_lite.core.validate import heads
 from netcl_lite.functional.elementwise import scale as scale_op
-from netcl_lite.functional.flash_attention import (DMAX, flash_attention, heads,
+from netcl_lite.functional.flash_attention import (DMAX, flash_attention,
                                                    score_scale)
 from netcl_lite.functional.matmul import matmul, matmul_strided
 from netcl_lite.functional.repeat_kv import repeat_kv
 from netcl_lite.functional.shape import reshape
 from netcl_lite.functional.softmax import softmax
-
-FLOAT = np.dtype(np.float32)
 
 
 def _check(op, gqa=False, **named):

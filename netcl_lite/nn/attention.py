@@ -5,9 +5,9 @@
 >>> import numpy as np
 >>> from netcl_lite.core.device import manager
 >>> from netcl_lite.core.tensor import Tensor
->>> q = manager.default("cpu").queue
->>> mha = MultiHeadAttention(q, dim=8, n_heads=2)
->>> mha(Tensor.from_host(q, np.zeros((1, 5, 8)))).shape
+>>> queue = manager.default("cpu").queue
+>>> mha = MultiHeadAttention(queue, dim=8, n_heads=2)
+>>> mha(Tensor.from_host(queue, np.zeros((1, 5, 8)))).shape
 (1, 5, 8)
 
 ``RotaryAttention`` (nn/transformer.py) is the same path plus RoPE on q and

@@ -11,10 +11,10 @@ reach early layers through the identity paths. The attention is
 >>> import numpy as np
 >>> from netcl_lite.core.device import manager
 >>> from netcl_lite.core.tensor import Tensor
->>> q = manager.default("cpu").queue
->>> block = DecoderBlock(q, dim=16, n_heads=4, n_kv_heads=2, max_seq_len=8,
+>>> queue = manager.default("cpu").queue
+>>> block = DecoderBlock(queue, dim=16, n_heads=4, n_kv_heads=2, max_seq_len=8,
 ...                      hidden_dim=40)
->>> block(Tensor.from_host(q, np.ones((2, 5, 16)))).shape     # (B, S, D)
+>>> block(Tensor.from_host(queue, np.ones((2, 5, 16)))).shape  # (B, S, D)
 (2, 5, 16)
 >>> [name for name, _ in block.named_parameters()][:3]
 ['attn_norm.weight', 'attn.wq', 'attn.wk']

@@ -10,15 +10,15 @@
 >>> import os, tempfile
 >>> from netcl_lite.core.device import manager
 >>> from netcl_lite.nn.model import DecoderConfig, DecoderLM
->>> q = manager.default("cpu").queue
->>> model = DecoderLM(q, DecoderConfig(vocab_size=16, dim=8, n_layers=1,
+>>> queue = manager.default("cpu").queue
+>>> model = DecoderLM(queue, DecoderConfig(vocab_size=16, dim=8, n_layers=1,
 ...                                    n_heads=2, n_kv_heads=1, max_seq_len=4))
 >>> tmp = tempfile.TemporaryDirectory()
 >>> stem = os.path.join(tmp.name, "tiny")
 >>> save_checkpoint(stem, model, extra={"step": 10})
 >>> sorted(os.listdir(tmp.name))
 ['tiny.json', 'tiny.npz']
->>> again, extra = load_checkpoint(stem, q)
+>>> again, extra = load_checkpoint(stem, queue)
 >>> extra, again.config == model.config
 ({'step': 10}, True)
 >>> tmp.cleanup()

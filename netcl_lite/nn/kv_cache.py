@@ -13,9 +13,9 @@ whole cached past. The causal mask is aligned bottom-right: the new query
 >>> import numpy as np
 >>> from netcl_lite.core.device import manager
 >>> from netcl_lite.core.tensor import Tensor
->>> q = manager.default("cpu").queue
+>>> queue = manager.default("cpu").queue
 >>> cache = KVCache(n_layers=1)
->>> k = Tensor.from_host(q, np.zeros((1, 2, 3, 4)))       # (B, HKV, S, Dh)
+>>> k = Tensor.from_host(queue, np.zeros((1, 2, 3, 4)))   # (B, HKV, S, Dh)
 >>> k_all, v_all = cache.layers[0].append(k, k)
 >>> k_all, v_all = cache.layers[0].append(k, k)           # 3 more positions
 >>> k_all.shape, cache.length

@@ -40,6 +40,20 @@ GPT4_SPLIT_PATTERN = (
     r"""| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
 )
 
+# tiktoken's o200k_base pattern (GPT-4o): words keep a leading capital run and
+# a trailing contraction, numbers in groups of at most three digits
+O200K_SPLIT_PATTERN = "|".join([
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*"""
+    r"""[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+"""
+    r"""[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+    r"""\p{N}{1,3}""",
+    r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+    r"""\s*[\r\n]+""",
+    r"""\s+(?!\S)""",
+    r"""\s+""",
+])
+
 # The same cuts on ASCII text, for Python's `re` with re.ASCII (so `\s` is
 # [ \t\n\r\f\v], exactly what `regex` counts as whitespace among ASCII).
 # No possessive quantifiers (Python 3.10 lacks them): here backtracking cannot

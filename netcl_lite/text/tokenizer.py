@@ -9,7 +9,8 @@ Chapter 1 builds it from the pieces in this folder:
     encode.py      merging one chunk by rank (heap + linked list)
     special.py     control strings such as "<|endoftext|>"
     fileformat.py  save / load
-    pretrained.py  GPT-2 and cl100k_base vocabularies
+    pretrained.py  reading GPT-2 and tiktoken vocabulary files
+    vocabularies.py  finding them by name (from_pretrained)
 
     >>> tok = BPETokenizer()
     >>> tok.train_from_iterator(["aaabdaaabac"], vocab_size=259)
@@ -28,10 +29,12 @@ its position; nothing is silently replaced.
 from .encode import merge_by_rank
 from .fileformat import read_bpe, write_bpe
 from .patterns import GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN
-from .pretrained import merges_from_ranks, read_gpt2, read_tiktoken_ranks
+from .pretrained import (PairRanks, check_ranks, merges_from_ranks, read_gpt2,
+                         read_tiktoken_ranks)
 from .special import allowed_specials, split_on_specials
 from .split import Splitter
 from .train import train_bpe
+from .vocabularies import find_files
 
 _CACHE_SIZE = 100_000  # chunks remembered (besides whole tokens) before starting over
 
@@ -51,12 +54,36 @@ class BPETokenizer:
 
     def _set_merges(self, merges, byte_ids):
         """Install a model: merges [(left, right), ...], byte_ids[b] = id of byte b."""
-        self.merges = [tuple(pair) for pair in merges]
+        self._merges = [tuple(pair) for pair in merges]
+        self._token_ranks = None
         self.byte_ids = list(byte_ids)
-        self._ranks = {pair: 256 + i for i, pair in enumerate(self.merges)}
+        self._ranks = {pair: 256 + i for i, pair in enumerate(self._merges)}
         vocab = {idx: bytes([b]) for b, idx in enumerate(self.byte_ids)}
-        for i, (left, right) in enumerate(self.merges):
+        for i, (left, right) in enumerate(self._merges):
             vocab[256 + i] = vocab[left] + vocab[right]
+        self._set_vocab(vocab)
+
+    def _set_token_ranks(self, token_ranks):
+        """Install a tiktoken vocabulary {token bytes: rank}, ranks = ids.
+
+        Its merges are rebuilt only if someone reads `.merges`; encoding
+        merges two tokens when their joined bytes are a token (PairRanks).
+        """
+        self._merges = None
+        self._token_ranks = token_ranks
+        self.byte_ids = [token_ranks[bytes([b])] for b in range(256)]
+        vocab = {rank: token for token, rank in token_ranks.items()}
+        self._ranks = PairRanks(token_ranks, vocab)
+        self._set_vocab(vocab)
+
+    @property
+    def merges(self):
+        """[(left id, right id), ...]: merge i made token 256 + i."""
+        if self._merges is None:  # a tiktoken vocabulary: rebuild them once
+            self._merges = merges_from_ranks(self._token_ranks)[1]
+        return self._merges
+
+    def _set_vocab(self, vocab):
         self._vocab = vocab  # regular id -> bytes
         self._id_to_bytes = dict(vocab)  # every id, special ones included
         for text, idx in self._special_tokens.items():
@@ -76,7 +103,7 @@ class BPETokenizer:
 
     def __repr__(self):
         return (f"BPETokenizer(vocab_size={self.vocab_size}, "
-                f"merges={len(self.merges)}, "
+                f"merges={len(self._vocab) - 256}, "
                 f"special_tokens={len(self._special_tokens)})")
 
     # ---- training ------------------------------------------------------------
@@ -236,6 +263,25 @@ class BPETokenizer:
         return cls._build(pattern, byte_ids, merges, special_tokens, path)
 
     @classmethod
+    def from_pretrained(cls, name, directory=None):
+        """"gpt2", "cl100k_base" or "o200k_base", with tiktoken's ids.
+
+        The files are found offline first: `directory` (or the folder in
+        NETCL_VOCAB_DIR), tiktoken's cache, an installed package that ships
+        them; else they are downloaded and checked against their published
+        hashes. See vocabularies.py for the order and the variables.
+
+        >>> tok = BPETokenizer.from_pretrained("gpt2")  # doctest: +SKIP
+        >>> tok.encode("Hello world")                   # doctest: +SKIP
+        [15496, 995]
+        """
+        vocab, files = find_files(name, directory)
+        if vocab.name == "gpt2":
+            return cls.from_gpt2(*files)
+        return cls.from_tiktoken(files[0], pattern=vocab.pattern,
+                                 special_tokens=vocab.special_tokens)
+
+    @classmethod
     def from_gpt2(cls, encoder_json, vocab_bpe):
         """GPT-2's `encoder.json` + `vocab.bpe`; ids equal tiktoken's "gpt2"."""
         byte_ids, merges, special_tokens = read_gpt2(encoder_json, vocab_bpe)
@@ -245,15 +291,23 @@ class BPETokenizer:
     @classmethod
     def from_tiktoken(cls, path, pattern=GPT4_SPLIT_PATTERN, special_tokens=None):
         """A tiktoken rank file such as cl100k_base.tiktoken (gzipped or not)."""
-        byte_ids, merges = merges_from_ranks(read_tiktoken_ranks(path))
-        return cls._build(pattern, byte_ids, merges, special_tokens or {}, path,
+        ranks = read_tiktoken_ranks(path)
+        try:
+            check_ranks(ranks)
+        except ValueError as e:
+            raise ValueError(f"{path}: {e}") from None
+        return cls._build(pattern, ranks, None, special_tokens or {}, path,
                           source_is_tiktoken=True)
 
     @classmethod
     def _build(cls, pattern, byte_ids, merges, special_tokens, source,
                source_is_tiktoken=False):
+        """byte_ids + merges, or (merges None) a tiktoken {bytes: rank} dict."""
         tok = cls(pattern)
-        tok._set_merges(merges, byte_ids)
+        if merges is None:
+            tok._set_token_ranks(byte_ids)
+        else:
+            tok._set_merges(merges, byte_ids)
         if source_is_tiktoken:
             tok._use_whole_tokens()
         try:

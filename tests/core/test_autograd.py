@@ -67,3 +67,10 @@ def test_trace_names_the_kernels_that_ran(queue):
         F.sum(F.matmul(a, a))
     assert ran == ["matmul.cl:matmul_forward", "reduce.cl:sum_partial",
                    "reduce.cl:sum_final"]
+
+
+def test_a_numpy_array_gets_told_how_to_become_a_tensor():
+    import netcl_lite.functional as F
+
+    with pytest.raises(ValueError, match=r"ndarray; .*Tensor\.from_host\(queue, array\)"):
+        F.softmax(np.ones(3, dtype=np.float32))
