@@ -1,6 +1,6 @@
 """The package's layers import downwards only:
 
-    core -> autograd -> functional -> nn, optim      (text stands alone)
+    core -> autograd -> functional -> nn, optim      (text and viz stand alone)
 
 and every import sits at the top of its file (no import hidden in a
 function to dodge a cycle)."""
@@ -21,6 +21,7 @@ ALLOWED = {
     "nn": {"core", "autograd", "functional", "nn"},
     "optim": {"core", "autograd", "functional", "optim"},
     "text": {"text"},
+    "viz": {"viz"},  # the interactive figures: matplotlib and HTML only
 }
 FILES = sorted(p for p in PACKAGE.rglob("*.py") if p != PACKAGE / "__init__.py")
 
