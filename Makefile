@@ -39,11 +39,10 @@ course: install
 site:
 	$(PY) tools/build_site.py
 
-# JupyterLab on the repository, opened at chapters/; tools/lab/overrides.json
-# makes a double click open a MyST twin (.md) as a notebook (jupytext).
-LAB_FLAGS := --ServerApp.root_dir="$(CURDIR)" \
-	--LabApp.app_settings_dir="$(CURDIR)/tools/lab" \
-	--LabApp.default_url=/lab/tree/chapters \
+# JupyterLab on the repository, opened at chapters/ (tools/lab/: the file
+# browser lists each chapter once, as its notebook; a MyST twin opened by
+# path opens as a notebook too, through jupytext).
+LAB_FLAGS := --config="$(CURDIR)/tools/lab/jupyter_lab_config.py" \
 	$(if $(filter 0,$(shell id -u)),--allow-root)
 
 lab: install

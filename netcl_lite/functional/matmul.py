@@ -7,8 +7,8 @@ dims, or a plain (K, N) matrix shared by every batch (as in ``Linear``).
 >>> import netcl_lite.functional as F
 >>> from netcl_lite.core.device import manager
 >>> from netcl_lite.core.tensor import Tensor
->>> q = manager.default("cpu").queue
->>> a = Tensor.from_host(q, [[1.0, 2.0], [3.0, 4.0]])
+>>> queue = manager.default("cpu").queue
+>>> a = Tensor.from_host(queue, [[1.0, 2.0], [3.0, 4.0]])
 >>> F.matmul(a, a).value.to_host()
 array([[ 7., 10.],
        [15., 22.]], dtype=float32)
@@ -29,10 +29,10 @@ import math
 
 import numpy as np
 
-from netcl_lite.autograd import record
-from netcl_lite.core.program import LOCAL_1D, LOCAL_2D, launch
+from netcl_lite.autograd import nodes, record
+from netcl_lite.core.program import LOCAL_1D, LOCAL_2D, ceil_div, launch
 from netcl_lite.core.tensor import Tensor
-from netcl_lite.functional.checks import min_ndim, nodes
+from netcl_lite.core.validate import min_ndim
 
 MR, NR = 6, 16          # the register tile of matmul_packed (kernels/matmul.cl)
 FAST_MIN_MNK = 48 ** 3  # below: the simple kernel is faster (3 launches vs 1)
@@ -51,33 +51,33 @@ def _row_blocks(batch, PM, PN):
     under 16 work-groups of 64: the cores share out whole groups, so a few
     big ones leave a core idle at the end."""
     RB = 16
-    while RB > 1 and batch * -(-PM // RB) * PN < 16 * 64:
+    while RB > 1 and batch * ceil_div(PM, RB) * PN < 16 * 64:
         RB //= 2
     return RB
 
 
 def matmul_packed_strided(a, b, batch, M, N, K, a_strides, b_strides):
     """C (batch, M, N) = A @ B through packed panels (same strides)."""
-    q = a.queue
-    out = Tensor.empty(q, (batch, M, N))
+    queue = a.queue
+    out = Tensor.empty(queue, (batch, M, N))
     if M == 0 or N == 0:
         return out
     if K == 0:
         return matmul_simple_strided(a, b, batch, M, N, K, a_strides, b_strides)
-    PM, PN = -(-M // MR), -(-N // NR)
+    PM, PN = ceil_div(M, MR), ceil_div(N, NR)
     # a matrix with batch stride 0 serves every batch: pack it once
     a_batch = 1 if a_strides[0] == 0 else batch
     b_batch = 1 if b_strides[0] == 0 else batch
-    Ap = Tensor.empty(q, (a_batch, PM, K, MR))
-    Bp = Tensor.empty(q, (b_batch, PN, K, NR))
-    launch(q, "matmul", "matmul_pack_a", (K, a_batch * PM), LOCAL_2D,
+    Ap = Tensor.empty(queue, (a_batch, PM, K, MR))
+    Bp = Tensor.empty(queue, (b_batch, PN, K, NR))
+    launch(queue, "matmul", "matmul_pack_a", (K, a_batch * PM), LOCAL_2D,
            a, Ap, a_batch, M, K, *a_strides)
-    launch(q, "matmul", "matmul_pack_b", (K, b_batch * PN), LOCAL_2D,
+    launch(queue, "matmul", "matmul_pack_b", (K, b_batch * PN), LOCAL_2D,
            b, Bp, b_batch, K, N, *b_strides)
     RB = _row_blocks(batch, PM, PN)
     ap_bs = np.int64(0 if a_batch == 1 else PM * K * MR)
     bp_bs = np.int64(0 if b_batch == 1 else PN * K * NR)
-    launch(q, "matmul", "matmul_packed", (batch * -(-PM // RB) * PN,),
+    launch(queue, "matmul", "matmul_packed", (batch * ceil_div(PM, RB) * PN,),
            LOCAL_1D, Ap, Bp, out, batch, M, N, K, RB, ap_bs, bp_bs)
     return out
 
@@ -135,7 +135,7 @@ def matmul(a, b, fast=None):
                             (M * K, 1, K), (M * N, N, 1), fast)
         return ga.reshape(a.shape), gb.reshape(b.shape)
 
-    return record(out, (a, b), backward)
+    return record(out, (a, b), backward, "matmul")
 
 
 def matmul_simple(a, b):

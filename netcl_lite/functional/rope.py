@@ -8,9 +8,9 @@ on their distance; ``offset`` places the rows later in a sequence (a cache).
 >>> import numpy as np
 >>> import netcl_lite.functional as F
 >>> from netcl_lite.core.device import manager
->>> from netcl_lite.core.tensor import Tensor
->>> q = manager.default("cpu").queue
->>> x = Tensor.from_host(q, [[1.0, 0.0], [1.0, 0.0]])   # (S=2, d=2)
+>>> from netcl_lite.core.tensor import I32, Tensor
+>>> queue = manager.default("cpu").queue
+>>> x = Tensor.from_host(queue, [[1.0, 0.0], [1.0, 0.0]])  # (S=2, d=2)
 >>> np.round(F.rope(x).value.to_host(), 4)   # row 1 turns by 1 rad
 array([[1.    , 0.    ],
        [0.5403, 0.8415]], dtype=float32)
@@ -21,12 +21,12 @@ import numbers
 
 import numpy as np
 
-from netcl_lite.autograd import record
+from netcl_lite.autograd import nodes, record
 from netcl_lite.core.program import LOCAL_1D, launch
-from netcl_lite.core.tensor import Tensor
-from netcl_lite.functional.checks import min_ndim, nodes
+from netcl_lite.core.tensor import I32, Tensor
+from netcl_lite.core.validate import min_ndim
 
-I32_MAX = 2**31 - 1
+I32_MAX = I32.max  # positions are int32 in the kernel
 
 
 def rope_table(queue, S, pairs, base, offset):
@@ -59,19 +59,19 @@ def rope(x, base=10000.0, offset=0):
     """Rotate the interleaved pairs of x (..., S, d) by their position."""
     (x,) = nodes(x, op="rope")
     _check(x, base, offset)
-    q = x.queue
+    queue = x.queue
     S, d = x.shape[-2:]
     pairs = d // 2
     rows = x.value.size // d if d else 0        # every (..., s) row
-    table = rope_table(q, S, pairs, float(base), int(offset))  # (S, d/2, 2)
-    out = Tensor.empty(q, x.shape)
-    launch(q, "rope", "rope_forward", (rows * pairs,), LOCAL_1D,
+    table = rope_table(queue, S, pairs, float(base), int(offset))  # (S, d/2, 2)
+    out = Tensor.empty(queue, x.shape)
+    launch(queue, "rope", "rope_forward", (rows * pairs,), LOCAL_1D,
            x.value, table, out, rows, S, pairs)
 
     def backward(g):
         return (rope_backward(g, table, rows, S, pairs),)
 
-    return record(out, (x,), backward)
+    return record(out, (x,), backward, "rope")
 
 
 def rope_backward(g, table, rows, S, pairs):

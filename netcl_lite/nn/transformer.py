@@ -5,9 +5,9 @@ Section 6 of the chapter document runs this module:
 >>> import numpy as np
 >>> from netcl_lite.core.device import manager
 >>> from netcl_lite.core.tensor import Tensor
->>> q = manager.default("cpu").queue
->>> attn = RotaryAttention(q, dim=256, n_heads=4, n_kv_heads=4, max_seq_len=512)
->>> x = Tensor.from_host(q, np.zeros((2, 16, 256)))
+>>> queue = manager.default("cpu").queue
+>>> attn = RotaryAttention(queue, dim=256, n_heads=4, n_kv_heads=4, max_seq_len=512)
+>>> x = Tensor.from_host(queue, np.zeros((2, 16, 256)))
 >>> attn(x).value.shape
 (2, 16, 256)
 
