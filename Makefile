@@ -45,19 +45,23 @@ site:
 pdf: install
 	$(PY) tools/build_pdf.py
 
-# JupyterLab on the repository, opened at chapters/; tools/lab/overrides.json
-# makes a double click open a MyST twin (.md) as a notebook (jupytext).
-LAB_FLAGS := --ServerApp.root_dir="$(CURDIR)" \
-	--LabApp.app_settings_dir="$(CURDIR)/tools/lab" \
-	--LabApp.default_url=/lab/tree/chapters \
+# JupyterLab on the repository, opened at chapters/ (tools/lab/: the file
+# browser lists each chapter once, as its notebook; a MyST twin opened by
+# path opens as a notebook too, through jupytext).
+LAB_FLAGS := --config="$(CURDIR)/tools/lab/jupyter_lab_config.py" \
 	$(if $(filter 0,$(shell id -u)),--allow-root)
 
 lab: install
 	$(VENV)/bin/jupyter lab $(LAB_FLAGS)
 
+# torch for the bench's torch columns: the CPU-only wheel (PyPI's pulls CUDA)
+TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
+
 # One run, one table (bench/report.py also runs bench/tokenizer.py). OpenBLAS
 # core-type overrides that some machines set would slow numpy: unset here only.
 bench: install
+	@$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install --quiet torch \
+		--index-url $(TORCH_CPU_INDEX) || echo "torch CPU wheel: not reachable"
 	$(PY) -m pip install --quiet -e ".[bench]"
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(PY) bench/report.py
 

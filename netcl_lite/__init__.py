@@ -6,8 +6,8 @@ Importing the package touches no OpenCL device; the first call to
 >>> import numpy as np
 >>> from netcl_lite.core.device import manager
 >>> from netcl_lite.core.tensor import Tensor
->>> q = manager.default("cpu").queue
->>> Tensor.from_host(q, np.arange(3.0)).to_host()
+>>> queue = manager.default("cpu").queue
+>>> Tensor.from_host(queue, np.arange(3.0)).to_host()
 array([0., 1., 2.], dtype=float32)
 """
 

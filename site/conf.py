@@ -35,6 +35,11 @@ nb_merge_streams = True
 nb_output_stderr = "show"
 # No widget manager from a CDN: the course's pages load nothing from outside.
 nb_ipywidgets_js = {}
+# Interactive figures (netcl_lite.viz) store a live widget view for JupyterLab
+# and a self-contained HTML player beside it: the site shows the player.
+nb_mime_priority_overrides = [
+    ("html", "application/vnd.jupyter.widget-view+json", None),
+]
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
 myst_heading_anchors = 3
 myst_dmath_double_inline = True  # "text: $$x$$" in a paragraph, as Jupyter shows it

@@ -571,6 +571,9 @@ def site_notebook(nb, name, root, sources):
     """A copy of the notebook for the site: the download link under its
     title, and links to repository files pointed at pages of the site."""
     nb = json.loads(json.dumps(nb))
+    # The saved state of live widgets is only of use to a running kernel; the
+    # site shows the interactive figures' HTML players instead.
+    nb["metadata"].pop("widgets", None)
     for cell in nb["cells"]:
         if cell["cell_type"] == "markdown":
             cell["source"] = rewrite_links(cell_source(cell), root, sources)
@@ -691,12 +694,15 @@ def index_page(root, chapters):
     toc = ["```{toctree}", ":hidden:", ":caption: Chapters", ":maxdepth: 1", ""]
     toc += [f"chapters/{p.stem}" for p, _ in chapters]
     toc += ["```", "", "```{toctree}", ":hidden:", ":caption: Appendix",
-            ":maxdepth: 1", "", "appendix/bibliography", "appendix/kernels",
+            ":maxdepth: 1", "", "chapters/notation", "appendix/bibliography",
+            "appendix/kernels",
             "appendix/sources", "```"]
     template = (SITE / "index.template.md").read_text(encoding="utf-8")
     return (template.replace("{{ chapters }}", chapter_list)
             .replace("{{ benchmarks }}", benchmarks(root))
             .replace("{{ appendix }}",
+                     "- [Notation](chapters/notation.md): every symbol the "
+                     "course uses.\n"
                      "- [Bibliography](appendix/bibliography.md): the works "
                      "the chapters cite.\n"
                      "- [The OpenCL kernels](appendix/kernels.md): every "
@@ -761,6 +767,10 @@ def assemble(root, src):
             site_notebook(nb, path.name, root, sources), indent=1,
             ensure_ascii=False)
         wanted[f"_notebooks/{path.name}"] = path.read_bytes()
+    notation = root / "chapters" / "notation.md"
+    if notation.exists():
+        wanted["chapters/notation.md"] = rewrite_links(
+            notation.read_text(encoding="utf-8"), root, sources)
     for rel in sources:
         wanted[f"_repo/{rel}"] = (root / rel).read_bytes()
     wanted["appendix/sources.md"] = sources_page(sources)
@@ -804,7 +814,8 @@ def prune_html(html, src):
 
 def inputs_digest(root):
     h = hashlib.sha256()
-    files = [*chapter_notebooks(root), root / "README.md", root / BIB,
+    files = [*chapter_notebooks(root), root / "chapters" / "notation.md",
+             root / "README.md", root / BIB,
              *sorted((root / "figures").glob("*")),
              *sorted((root / "kernels").glob("*.cl")),
              *sorted(p for p in SITE.rglob("*") if p.is_file()),

@@ -14,10 +14,10 @@ online-softmax kernel (``flash_attention.py``), which
 >>> import netcl_lite.functional as F
 >>> from netcl_lite.core.device import manager
 >>> from netcl_lite.core.tensor import Tensor
->>> dq = manager.default("cpu").queue
->>> Q = Tensor.from_host(dq, [[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
->>> K = Tensor.from_host(dq, [[1.0, 0.0], [1.0, 1.0], [0.0, 2.0]])
->>> V = Tensor.from_host(dq, [[10.0, 1.0], [20.0, 2.0], [30.0, 3.0]])
+>>> queue = manager.default("cpu").queue
+>>> Q = Tensor.from_host(queue, [[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
+>>> K = Tensor.from_host(queue, [[1.0, 0.0], [1.0, 1.0], [0.0, 2.0]])
+>>> V = Tensor.from_host(queue, [[10.0, 1.0], [20.0, 2.0], [30.0, 3.0]])
 >>> np.round(F.attention_weights(Q, K).value.to_host().astype(float), 3)
 array([[1.   , 0.   , 0.   ],
        [0.196, 0.804, 0.   ],
@@ -31,66 +31,22 @@ array([[10.  ,  1.  ],
 
 import math
 
-import numpy as np
-
-from netcl_lite.autograd import record
-from netcl_lite.functional.checks import nodes
-from netcl_lite.functional.elementwise import scale
-from netcl_lite.functional.flash_attention import DMAX, flash_attention, heads
+from netcl_lite.autograd import nodes, record
+from netcl_lite.core.tensor import FLOAT, check_fits
+from netcl_lite.core.validate import check_qkv
+from netcl_lite.functional.elementwise import scale as scale_op
+from netcl_lite.functional.flash_attention import (DMAX, fused_attention,
+                                                   score_scale)
 from netcl_lite.functional.matmul import matmul, matmul_strided
 from netcl_lite.functional.repeat_kv import repeat_kv
 from netcl_lite.functional.shape import reshape
 from netcl_lite.functional.softmax import softmax
 
-FLOAT = np.dtype(np.float32)
+# Each public function checks its inputs once (``check_qkv``) and calls the
+# private one, which trusts them: so does every function that calls it.
 
 
-def _check(op, gqa=False, **named):
-    """ValueErrors naming the shapes, before any kernel runs.
-
-    ``gqa``: q may have more heads than k (checked by ``heads``)."""
-    for name, x in named.items():
-        if x.dtype != FLOAT:
-            raise ValueError(
-                f"{op}: {name} {x.shape} has dtype {x.dtype}, need float32"
-            )
-        if len(x.shape) < 2:
-            raise ValueError(
-                f"{op}: {name} must be (..., S, d), got shape {x.shape}"
-            )
-    q, k = named["q"], named["k"]
-    if q.shape[:-2] != k.shape[:-2] and not gqa:
-        raise ValueError(
-            f"{op}: leading dims differ: q {q.shape} vs k {k.shape}"
-        )
-    if q.shape[-1] != k.shape[-1]:
-        raise ValueError(
-            f"{op}: head dims differ: q {q.shape} (d={q.shape[-1]}) "
-            f"vs k {k.shape} (d={k.shape[-1]})"
-        )
-    if q.shape[-1] == 0:
-        raise ValueError(f"{op}: head dim d=0 in q {q.shape}")
-    v = named.get("v")
-    if v is not None:
-        if v.shape[:-2] != k.shape[:-2]:
-            raise ValueError(
-                f"{op}: leading dims differ: k {k.shape} vs v {v.shape}"
-            )
-        if v.shape[-2] != k.shape[-2]:
-            raise ValueError(
-                f"{op}: k and v lengths differ: k {k.shape} "
-                f"(Sk={k.shape[-2]}) vs v {v.shape} (Sk={v.shape[-2]})"
-            )
-
-
-def scores(q, k):
-    """q k^T: (..., Sq, d) x (..., Sk, d) -> (..., Sq, Sk), raw dot products.
-
-    k^T is never copied: the matmul kernel reads k through transposed
-    strides. Backward is two more matmuls: grad_q = g k, grad_k = g^T q.
-    """
-    q, k = nodes(q, k, dtype=None, op="scores")
-    _check("scores", q=q, k=k)
+def _scores(q, k):
     *lead, Sq, d = q.shape
     Sk = k.shape[-2]
     batch = math.prod(lead)
@@ -109,36 +65,62 @@ def scores(q, k):
                             (Sq * Sk, 1, Sk), (Sq * d, d, 1))
         return gq.reshape(q.shape), gk.reshape(k.shape)
 
-    return record(out, (q, k), backward)
+    return record(out, (q, k), backward, "scores")
 
 
-def attention_weights(q, k, causal=True):
+def scores(q, k):
+    """q k^T: (..., Sq, d) x (..., Sk, d) -> (..., Sq, Sk), raw dot products.
+
+    k^T is never copied: the matmul kernel reads k through transposed
+    strides. Backward is two more matmuls: grad_q = g k, grad_k = g^T q.
+    """
+    q, k = nodes(q, k, dtype=None, op="scores")
+    check_qkv("scores", q, k, gqa=False)
+    return _scores(q, k)
+
+
+def _weights(q, k, causal, c):
+    logits = scale_op(_scores(q, k), c)                  # (..., Sq, Sk)
+    return softmax(logits, causal=causal)                # (..., Sq, Sk)
+
+
+def attention_weights(q, k, causal=True, scale=None):
     """A = softmax(q k^T / sqrt(d) + M), (..., Sq, Sk); d = q.shape[-1].
 
     q is (..., Sq, d) and k is (..., Sk, d) with the same leading dims.
     M hides key j from query i when j > i + (Sk - Sq) (see ``F.softmax``).
+    ``scale`` replaces 1/sqrt(d) when given.
     """
     q, k = nodes(q, k, dtype=None, op="attention_weights")
-    _check("attention_weights", q=q, k=k)
-    d = q.shape[-1]
-    logits = scale(scores(q, k), 1.0 / math.sqrt(d))     # (..., Sq, Sk)
-    return softmax(logits, causal=causal)                # (..., Sq, Sk)
+    check_qkv("attention_weights", q, k, gqa=False)
+    return _weights(q, k, causal, score_scale(q.shape[-1], scale,
+                                              "attention_weights"))
 
 
-def attention_naive(q, k, v, causal=True):
-    """matmul(attention_weights(q, k, causal), v): four ops, (Sq, Sk) kept.
+def _naive(q, k, v, causal, c):
+    # the (..., Sq, Sk) matrices held at once: scores, scaled scores, A
+    *lead, Sq, _ = q.shape
+    shape = (*lead, Sq, k.shape[-2])
+    check_fits(q.queue, 3 * math.prod(shape) * FLOAT.itemsize,
+               f"attention_naive's three float32 {shape} score matrices")
+    A = _weights(q, k, causal, c)                        # (..., Sq, Sk)
+    return matmul(A, v)                                  # (..., Sq, dv)
+
+
+def attention_naive(q, k, v, causal=True, scale=None):
+    """matmul(attention_weights(q, k, causal, scale), v): four ops, (Sq, Sk) kept.
 
     q (..., Sq, d), k (..., Sk, d), v (..., Sk, dv), same leading dims.
     The simple version of ``scaled_dot_product_attention`` and its oracle.
     """
     q, k, v = nodes(q, k, v, dtype=None, op="attention_naive")
-    _check("attention_naive", q=q, k=k, v=v)
-    A = attention_weights(q, k, causal=causal)           # (..., Sq, Sk)
-    return matmul(A, v)                                  # (..., Sq, dv)
+    check_qkv("attention_naive", q, k, v, gqa=False)
+    return _naive(q, k, v, causal, score_scale(q.shape[-1], scale,
+                                               "attention_naive"))
 
 
-def scaled_dot_product_attention(q, k, v, causal=True):
-    """A v with A = attention_weights(q, k, causal): (..., H, Sq, dv).
+def scaled_dot_product_attention(q, k, v, causal=True, scale=None):
+    """A v with A = attention_weights(q, k, causal, scale): (..., H, Sq, dv).
 
     q (..., H, Sq, d), k (..., HKV, Sk, d), v (..., HKV, Sk, dv); H == HKV
     (or the same leading dims) is plain attention.
@@ -147,14 +129,14 @@ def scaled_dot_product_attention(q, k, v, causal=True):
     dims above 256 fall back to ``attention_naive``.
     """
     q, k, v = nodes(q, k, v, dtype=None, op="scaled_dot_product_attention")
-    _check("scaled_dot_product_attention", gqa=True, q=q, k=k, v=v)
-    batch, H, HKV = heads(q, k, v, op="scaled_dot_product_attention")
+    batch, H, HKV = check_qkv("scaled_dot_product_attention", q, k, v)
+    c = score_scale(q.shape[-1], scale, "scaled_dot_product_attention")
     if q.shape[-1] <= DMAX and v.shape[-1] <= DMAX:
-        return flash_attention(q, k, v, causal=causal)
+        return fused_attention(q, k, v, causal, batch, H, HKV, c)
     if H != HKV:  # the naive path needs one kv head per query head
         def repeat(x):                                   # (..., HKV, Sk, d)
             x = reshape(x, (batch, HKV, *x.shape[-2:]))
             x = repeat_kv(x, H // HKV)                   # (batch, H, Sk, d)
             return reshape(x, (*q.shape[:-2], *x.shape[-2:]))
         k, v = repeat(k), repeat(v)
-    return attention_naive(q, k, v, causal=causal)
+    return _naive(q, k, v, causal, c)

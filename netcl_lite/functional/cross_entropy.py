@@ -10,24 +10,20 @@ over rows of -log softmax(logits)[target]. The backward is
 >>> import netcl_lite.functional as F
 >>> from netcl_lite.core.device import manager
 >>> from netcl_lite.core.tensor import Tensor
->>> q = manager.default("cpu").queue
->>> logits = Tensor.from_host(q, [[0.0, 0.0], [1e4, 0.0]])   # huge is fine
->>> targets = Tensor.from_host(q, np.array([1, 0], np.int32))   # (log 2 + 0) / 2
+>>> queue = manager.default("cpu").queue
+>>> logits = Tensor.from_host(queue, [[0.0, 0.0], [1e4, 0.0]])  # huge is fine
+>>> targets = Tensor.from_host(queue, np.array([1, 0], np.int32))  # (log 2 + 0) / 2
 >>> round(float(F.cross_entropy(logits, targets).value.to_host()), 6)
 0.346574
 """
 
 import numpy as np
 
-from netcl_lite.autograd import record
+from netcl_lite.autograd import nodes, record
 from netcl_lite.core.program import LOCAL_1D, launch
-from netcl_lite.core.tensor import Tensor
-from netcl_lite.functional.checks import min_ndim, nodes
-from netcl_lite.functional.elementwise import scale_tensor
-from netcl_lite.functional.embedding import check_ids
-from netcl_lite.functional.reduce import sum_tensor
-
-INT = np.dtype(np.int32)
+from netcl_lite.core.tensor import INT, Tensor
+from netcl_lite.core.tensor_ops import scale_tensor, sum_tensor
+from netcl_lite.core.validate import check_ids, min_ndim
 
 
 def _check(logits, targets):
@@ -54,21 +50,21 @@ def cross_entropy(logits, targets):
     """Mean of -log softmax(logits)[target] over every row -> shape ()."""
     logits, targets = nodes(logits, targets, dtype=None, op="cross_entropy")
     _check(logits, targets)
-    q = logits.queue
+    queue = logits.queue
     V = logits.shape[-1]
     N = targets.value.size                         # rows: (..., V) -> (N, V)
-    loss_rows = Tensor.empty(q, (N,))
-    row_max = Tensor.empty(q, (N,))                # max logit per row
-    row_sum = Tensor.empty(q, (N,))                # sum exp(logit - max)
-    launch(q, "cross_entropy", "cross_entropy_forward", (N,), LOCAL_1D,
+    loss_rows = Tensor.empty(queue, (N,))
+    row_max = Tensor.empty(queue, (N,))            # max logit per row
+    row_sum = Tensor.empty(queue, (N,))            # sum exp(logit - max)
+    launch(queue, "cross_entropy", "cross_entropy_forward", (N,), LOCAL_1D,
            logits.value, targets.value, loss_rows, row_max, row_sum, N, V)
     out = scale_tensor(sum_tensor(loss_rows), 1.0 / N)   # shape ()
 
     def backward(g):
-        gl = Tensor.empty(q, logits.shape)
-        launch(q, "cross_entropy", "cross_entropy_backward", (N * V,), LOCAL_1D,
+        gl = Tensor.empty(queue, logits.shape)
+        launch(queue, "cross_entropy", "cross_entropy_backward", (N,), LOCAL_1D,
                g, logits.value, targets.value, row_max, row_sum, gl, N, V,
                1.0 / N)
         return gl, None
 
-    return record(out, (logits, targets), backward)
+    return record(out, (logits, targets), backward, "cross_entropy")

@@ -4,31 +4,17 @@
 >>> import netcl_lite.functional as F
 >>> from netcl_lite.core.device import manager
 >>> from netcl_lite.core.tensor import Tensor
->>> q = manager.default("cpu").queue
->>> a = Tensor.from_host(q, np.array([1.0, 2.0]))
+>>> queue = manager.default("cpu").queue
+>>> a = Tensor.from_host(queue, np.array([1.0, 2.0]))
 >>> F.scale(F.add(a, a), 0.5).value.to_host()
 array([1., 2.], dtype=float32)
 """
 
-from netcl_lite.autograd import record
+from netcl_lite.autograd import nodes, record
 from netcl_lite.core.program import LOCAL_1D, launch
 from netcl_lite.core.tensor import Tensor
-from netcl_lite.functional.checks import nodes, same_shape
-
-
-def add_tensors(a, b):
-    """a + b on bare Tensors (no graph); the tape uses it to sum gradients."""
-    out = Tensor.empty(a.queue, a.shape)
-    launch(a.queue, "elementwise", "add_forward", (a.size,), LOCAL_1D,
-           a, b, out, a.size)
-    return out
-
-
-def scale_tensor(x, c):
-    out = Tensor.empty(x.queue, x.shape)
-    launch(x.queue, "elementwise", "scale_forward", (x.size,), LOCAL_1D,
-           x, out, float(c), x.size)
-    return out
+from netcl_lite.core.tensor_ops import add_tensors, scale_tensor
+from netcl_lite.core.validate import same_shape
 
 
 def add(a, b):
@@ -40,25 +26,25 @@ def add(a, b):
     def backward(g):
         return g, g
 
-    return record(out, (a, b), backward)
+    return record(out, (a, b), backward, "add")
 
 
 def mul(a, b):
     """a * b elementwise, same shapes."""
     a, b = nodes(a, b, op="mul")
     same_shape(a, b, "mul")
-    q, n = a.queue, a.value.size
-    out = Tensor.empty(q, a.shape)
-    launch(q, "elementwise", "mul_forward", (n,), LOCAL_1D,
+    queue, n = a.queue, a.value.size
+    out = Tensor.empty(queue, a.shape)
+    launch(queue, "elementwise", "mul_forward", (n,), LOCAL_1D,
            a.value, b.value, out, n)
 
     def backward(g):
-        ga, gb = Tensor.empty(q, a.shape), Tensor.empty(q, b.shape)
-        launch(q, "elementwise", "mul_backward", (n,), LOCAL_1D,
+        ga, gb = Tensor.empty(queue, a.shape), Tensor.empty(queue, b.shape)
+        launch(queue, "elementwise", "mul_backward", (n,), LOCAL_1D,
                g, a.value, b.value, ga, gb, n)
         return ga, gb
 
-    return record(out, (a, b), backward)
+    return record(out, (a, b), backward, "mul")
 
 
 def scale(x, c):
@@ -69,4 +55,4 @@ def scale(x, c):
     def backward(g):
         return (scale_tensor(g, c),)
 
-    return record(scale_tensor(x.value, c), (x,), backward)
+    return record(scale_tensor(x.value, c), (x,), backward, "scale")

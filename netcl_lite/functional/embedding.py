@@ -8,9 +8,9 @@ table row, so an id seen twice collects both; ids get no gradient.
 >>> import netcl_lite.functional as F
 >>> from netcl_lite.core.device import manager
 >>> from netcl_lite.core.tensor import Tensor
->>> q = manager.default("cpu").queue
->>> table = Tensor.from_host(q, [[0.0, 0.5], [1.0, 1.5], [2.0, 2.5]])  # V=3, D=2
->>> ids = Tensor.from_host(q, np.array([2, 0, 2], np.int32))
+>>> queue = manager.default("cpu").queue
+>>> table = Tensor.from_host(queue, [[0.0, 0.5], [1.0, 1.5], [2.0, 2.5]])  # V=3, D=2
+>>> ids = Tensor.from_host(queue, np.array([2, 0, 2], np.int32))
 >>> F.embedding(table, ids).value.to_host()
 array([[2. , 2.5],
        [0. , 0.5],
@@ -19,27 +19,10 @@ array([[2. , 2.5],
 
 import numpy as np
 
-from netcl_lite.autograd import record
+from netcl_lite.autograd import nodes, record
 from netcl_lite.core.program import LOCAL_1D, launch
-from netcl_lite.core.tensor import Tensor
-from netcl_lite.functional.checks import nodes
-
-INT = np.dtype(np.int32)
-
-
-def check_ids(ids, V, op, what="id"):
-    """Every id lies in [0, V), else a ValueError naming the first bad one.
-
-    Reads the ids back to the host: a kernel must never index out of bounds.
-    """
-    host = ids.to_host().ravel()
-    bad = (host < 0) | (host >= V)
-    if bad.any():
-        pos = int(np.argmax(bad))
-        raise ValueError(
-            f"{op}: {what} {int(host[pos])} at flat position {pos} is outside "
-            f"[0, V) with V={V}"
-        )
+from netcl_lite.core.tensor import INT, Tensor
+from netcl_lite.core.validate import check_ids
 
 
 def embedding(table, ids):
@@ -53,16 +36,16 @@ def embedding(table, ids):
         raise ValueError(f"embedding: ids must be int32, got {ids.dtype}")
     V, D = table.shape
     check_ids(ids.value, V, "embedding")
-    q = table.queue
+    queue = table.queue
     N = ids.value.size                             # tokens, ids flattened
-    out = Tensor.empty(q, (*ids.shape, D))         # (..., D)
-    launch(q, "embedding", "embedding_forward", (N * D,), LOCAL_1D,
+    out = Tensor.empty(queue, (*ids.shape, D))     # (..., D)
+    launch(queue, "embedding", "embedding_forward", (N * D,), LOCAL_1D,
            table.value, ids.value, out, N, D)
 
     def backward(g):
-        gt = Tensor.zeros(q, (V, D))
-        launch(q, "embedding", "embedding_backward", (D,), LOCAL_1D,
+        gt = Tensor.zeros(queue, (V, D))
+        launch(queue, "embedding", "embedding_backward", (D,), LOCAL_1D,
                g, ids.value, gt, N, D)
         return gt, None
 
-    return record(out, (table, ids), backward)
+    return record(out, (table, ids), backward, "embedding")

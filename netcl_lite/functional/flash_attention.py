@@ -12,15 +12,17 @@ keeps (its logsumexp), FlashAttention-2 style.
 
 GQA: query head h reads kv head h // (H // HKV) straight from k and v, no
 copies; when q and k have the same leading dims it is plain attention.
+``fast=False`` runs the plain kernel of the same algorithm instead
+(``flash_attention_simple.py``): the one to read first.
 
 >>> import numpy as np
 >>> import netcl_lite.functional as F
 >>> from netcl_lite.core.device import manager
 >>> from netcl_lite.core.tensor import Tensor
->>> dq = manager.default("cpu").queue
->>> Q = Tensor.from_host(dq, [[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
->>> K = Tensor.from_host(dq, [[1.0, 0.0], [1.0, 1.0], [0.0, 2.0]])
->>> V = Tensor.from_host(dq, [[10.0, 1.0], [20.0, 2.0], [30.0, 3.0]])
+>>> queue = manager.default("cpu").queue
+>>> Q = Tensor.from_host(queue, [[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
+>>> K = Tensor.from_host(queue, [[1.0, 0.0], [1.0, 1.0], [0.0, 2.0]])
+>>> V = Tensor.from_host(queue, [[10.0, 1.0], [20.0, 2.0], [30.0, 3.0]])
 >>> O = F.flash_attention(Q, K, V, causal=True)   # the chapter's example
 >>> np.round(O.value.to_host().astype(float), 2)
 array([[10.  ,  1.  ],
@@ -29,15 +31,14 @@ array([[10.  ,  1.  ],
 """
 
 import math
+import numbers
 
-import numpy as np
-
-from netcl_lite.autograd import record
-from netcl_lite.core.program import LOCAL_1D, launch
+from netcl_lite.autograd import nodes, record
+from netcl_lite.core.program import LOCAL_1D, ceil_div, launch
 from netcl_lite.core.tensor import Tensor
-from netcl_lite.functional.checks import nodes
+from netcl_lite.core.validate import check_qkv
+from netcl_lite.functional.flash_attention_simple import simple_attention
 
-FLOAT = np.dtype(np.float32)
 # kernels/flash_attention.cl: a forward work-item owns up to RT * TR query
 # rows, a backward one TR rows; keys come in panels of TC
 RT, TR, TC = 2, 6, 16
@@ -45,42 +46,24 @@ DMAX = 256       # the kernel's largest head dim
 LOG2E = 1.4426950408889634
 
 
-def _round16(n):
-    return -(-n // TC) * TC
+def score_scale(d, scale=None, op="attention"):
+    """The factor on q k^T: 1/sqrt(d) by default, else ``scale`` (chapter 11
+    trains with scale=1.0, no 1/sqrt(d_k), to see what the factor buys).
 
-
-def heads(q, k, v, op="flash_attention"):
-    """(batch, H, HKV) for q, k, v, or a ValueError naming the shapes.
-
-    batch * H query heads; kv head ``b * HKV + h // (H // HKV)`` serves query
-    head ``b * H + h``. Equal leading dims give H = HKV (plain attention).
+    >>> score_scale(64), score_scale(64, scale=1.0)
+    (0.125, 1.0)
     """
-    for name, x in (("q", q), ("k", k), ("v", v)):
-        if x.dtype != FLOAT:
-            raise ValueError(f"{op}: {name} {x.shape} has dtype {x.dtype}, "
-                             "need float32")
-        if len(x.shape) < 2:
-            raise ValueError(f"{op}: {name} must be (..., S, d), got {x.shape}")
-    if q.shape[-1] != k.shape[-1]:
-        raise ValueError(f"{op}: head dims differ: q {q.shape} "
-                         f"(d={q.shape[-1]}) vs k {k.shape} (d={k.shape[-1]})")
-    if q.shape[-1] == 0:
-        raise ValueError(f"{op}: head dim d=0 in q {q.shape}")
-    if k.shape[:-1] != v.shape[:-1]:
-        raise ValueError(f"{op}: k {k.shape} and v {v.shape} differ before "
-                         "the last dim")
-    if q.shape[:-2] == k.shape[:-2]:
-        return math.prod(q.shape[:-2]), 1, 1
-    if len(q.shape) < 3 or len(q.shape) != len(k.shape) \
-            or q.shape[:-3] != k.shape[:-3]:
-        raise ValueError(f"{op}: leading dims differ: q {q.shape} vs k "
-                         f"{k.shape} (GQA needs (..., H, S, d) and "
-                         "(..., HKV, S, d))")
-    H, HKV = q.shape[-3], k.shape[-3]
-    if HKV == 0 or H % HKV:
-        raise ValueError(f"{op}: query heads H={H} are not a multiple of kv "
-                         f"heads HKV={HKV} (q {q.shape}, k {k.shape})")
-    return math.prod(q.shape[:-3]), H, HKV
+    if scale is None:
+        return 1.0 / math.sqrt(d)
+    if isinstance(scale, bool) or not (isinstance(scale, numbers.Real) and
+                                       math.isfinite(scale) and scale > 0):
+        raise ValueError(f"{op}: scale must be a positive number or None, "
+                         f"got {scale!r}")
+    return float(scale)
+
+
+def _round16(n):
+    return ceil_div(n, TC) * TC
 
 
 def _pack_panels(x, N, S, D):
@@ -100,33 +83,46 @@ def _pack_rows(x, N, S, D):
     return out
 
 
-def flash_attention(q, k, v, causal=True):
+def flash_attention(q, k, v, causal=True, fast=True, scale=None):
     """softmax(q k^T / sqrt(d) + M) v, fused; see the module docstring.
 
-    Memory: O(S d) per head (the output, one logsumexp per row, packed
-    copies of k and v); never (Sq, Sk). d and dv are at most 256.
+    ``scale`` replaces 1/sqrt(d) when given (the kernels take it as an
+    argument). Memory: O(S d) per head (the output, one logsumexp per row,
+    packed copies of k and v); never (Sq, Sk). d and dv are at most 256 for
+    the fast kernel; ``fast=False`` runs the plain one (any d).
     """
     q, k, v = nodes(q, k, v, dtype=None, op="flash_attention")
-    batch, H, HKV = heads(q, k, v)
-    *_, Sq, D = q.shape
-    Sk, DV = k.shape[-2], v.shape[-1]
+    batch, H, HKV = check_qkv("flash_attention", q, k, v)
+    sm = score_scale(q.shape[-1], scale, "flash_attention")
+    if not fast:
+        return simple_attention(q, k, v, causal, batch, H, HKV, sm)
+    D, DV = q.shape[-1], v.shape[-1]
     if D > DMAX or DV > DMAX:
         raise ValueError(f"flash_attention: head dims d={D}, dv={DV}; the "
                          f"fused kernel takes at most {DMAX}")
+    return fused_attention(q, k, v, causal, batch, H, HKV, sm)
+
+
+def fused_attention(q, k, v, causal, batch, H, HKV, sm=None):
+    """The fast kernel on nodes that ``check_qkv`` has passed, d, dv <= DMAX;
+    ``sm`` is the factor on q k^T (a checked ``score_scale``)."""
+    *_, Sq, D = q.shape
+    Sk, DV = k.shape[-2], v.shape[-1]
     rep = H // HKV
     BH, BHKV = batch * H, batch * HKV
-    qq = q.queue
-    c = LOG2E / math.sqrt(D)
+    queue = q.queue
+    sm = score_scale(D) if sm is None else sm      # 1/sqrt(D) by default
+    c = LOG2E * sm
     causal = bool(causal)
     kt = _pack_panels(k.value, BHKV, Sk, D)        # (BHKV, Sk16/16, D, 16)
     vr = _pack_rows(v.value, BHKV, Sk, DV)         # (BHKV, Sk16, DV16)
-    out = Tensor.empty(qq, (*q.shape[:-1], DV))    # (..., H, Sq, DV)
-    lse2 = Tensor.empty(qq, (BH, Sq))              # one number per query row
+    out = Tensor.empty(queue, (*q.shape[:-1], DV))  # (..., H, Sq, DV)
+    lse2 = Tensor.empty(queue, (BH, Sq))           # one number per query row
     # 12 rows per work-item share each block of k and v; 6 when that would
     # leave under 16 work-groups of 64 to share out between the cores
-    rt = RT if BH * -(-Sq // (RT * TR)) >= 16 * 64 else 1
-    launch(qq, "flash_attention", "flash_attention_forward",
-           (BH * -(-Sq // (rt * TR)),), LOCAL_1D, q.value, kt, vr, out, lse2,
+    rt = RT if BH * ceil_div(Sq, RT * TR) >= 16 * 64 else 1
+    launch(queue, "flash_attention", "flash_attention_forward",
+           (BH * ceil_div(Sq, rt * TR),), LOCAL_1D, q.value, kt, vr, out, lse2,
            BH, rep, Sq, Sk, _round16(Sk), D, DV, _round16(DV), c, causal, rt)
     del kt, vr  # the backward packs again: only q, k, v, out, lse2 stay alive
 
@@ -135,23 +131,23 @@ def flash_attention(q, k, v, causal=True):
         kt = _pack_panels(kv, BHKV, Sk, D)         # (BHKV, Sk16/16, D, 16)
         kr = _pack_rows(kv, BHKV, Sk, D)           # (BHKV, Sk16, D16)
         vt = _pack_panels(vv, BHKV, Sk, DV)        # (BHKV, Sk16/16, DV, 16)
-        gq = Tensor.empty(qq, q.shape)
-        drow = Tensor.empty(qq, (BH, Sq))          # rowsum(dO * O)
-        launch(qq, "flash_attention", "flash_attention_backward_dq",
-               (BH * -(-Sq // TR),), LOCAL_1D, qv, kt, kr, vt, out, g, lse2,
+        gq = Tensor.empty(queue, q.shape)
+        drow = Tensor.empty(queue, (BH, Sq))       # rowsum(dO * O)
+        launch(queue, "flash_attention", "flash_attention_backward_dq",
+               (BH * ceil_div(Sq, TR),), LOCAL_1D, qv, kt, kr, vt, out, g, lse2,
                gq, drow, BH, rep, Sq, Sk, _round16(Sk), D, _round16(D), DV,
-               c, 1.0 / math.sqrt(D), causal)
+               c, sm, causal)
         del kt, kr, vt
         qt = _pack_panels(qv, BH, Sq, D)           # (BH, Sq16/16, D, 16)
         qr = _pack_rows(qv, BH, Sq, D)             # (BH, Sq16, D16)
         gt = _pack_panels(g, BH, Sq, DV)           # (BH, Sq16/16, DV, 16)
         gr = _pack_rows(g, BH, Sq, DV)             # (BH, Sq16, DV16)
-        gk = Tensor.empty(qq, k.shape)
-        gv = Tensor.empty(qq, v.shape)
-        launch(qq, "flash_attention", "flash_attention_backward_dkv",
-               (BHKV * -(-Sk // TR),), LOCAL_1D, kv, vv, qt, qr, gt, gr, lse2,
+        gk = Tensor.empty(queue, k.shape)
+        gv = Tensor.empty(queue, v.shape)
+        launch(queue, "flash_attention", "flash_attention_backward_dkv",
+               (BHKV * ceil_div(Sk, TR),), LOCAL_1D, kv, vv, qt, qr, gt, gr, lse2,
                drow, gk, gv, BHKV, rep, Sq, Sk, _round16(Sq), D, _round16(D),
-               DV, _round16(DV), c, 1.0 / math.sqrt(D), causal)
+               DV, _round16(DV), c, sm, causal)
         return gq, gk, gv
 
-    return record(out, (q, k, v), backward)
+    return record(out, (q, k, v), backward, "flash_attention")

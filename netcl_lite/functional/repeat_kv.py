@@ -9,18 +9,17 @@ copies' gradients back onto their kv head.
 >>> import netcl_lite.functional as F
 >>> from netcl_lite.core.device import manager
 >>> from netcl_lite.core.tensor import Tensor
->>> q = manager.default("cpu").queue
->>> kv = Tensor.from_host(q, np.array([1.0, 2.0]).reshape(1, 2, 1, 1))
+>>> queue = manager.default("cpu").queue
+>>> kv = Tensor.from_host(queue, np.array([1.0, 2.0]).reshape(1, 2, 1, 1))
 >>> F.repeat_kv(kv, 2).value.to_host().ravel()   # heads 0,1 <- 0; 2,3 <- 1
 array([1., 1., 2., 2.], dtype=float32)
 """
 
 import numpy as np
 
-from netcl_lite.autograd import record
+from netcl_lite.autograd import nodes, record
 from netcl_lite.core.program import LOCAL_1D, launch
 from netcl_lite.core.tensor import Tensor
-from netcl_lite.functional.checks import nodes
 
 
 def repeat_kv(x, n_rep):
@@ -33,18 +32,18 @@ def repeat_kv(x, n_rep):
         raise ValueError(f"repeat_kv: n_rep must be an int >= 1, got {n_rep!r}")
     if n_rep == 1:
         return x
-    q = x.queue
+    queue = x.queue
     B, HKV, S, Dh = x.shape
     n_rep = int(n_rep)
     inner = S * Dh
-    out = Tensor.empty(q, (B, HKV * n_rep, S, Dh))   # (B, H, S, Dh)
-    launch(q, "repeat_kv", "repeat_kv_forward", (out.size,), LOCAL_1D,
+    out = Tensor.empty(queue, (B, HKV * n_rep, S, Dh))  # (B, H, S, Dh)
+    launch(queue, "repeat_kv", "repeat_kv_forward", (out.size,), LOCAL_1D,
            x.value, out, B, HKV, n_rep, inner)
 
     def backward(g):
-        gx = Tensor.empty(q, x.shape)                # (B, HKV, S, Dh)
-        launch(q, "repeat_kv", "repeat_kv_backward", (gx.size,), LOCAL_1D,
+        gx = Tensor.empty(queue, x.shape)            # (B, HKV, S, Dh)
+        launch(queue, "repeat_kv", "repeat_kv_backward", (gx.size,), LOCAL_1D,
                g, gx, B, HKV, n_rep, inner)
         return (gx,)
 
-    return record(out, (x,), backward)
+    return record(out, (x,), backward, "repeat_kv")

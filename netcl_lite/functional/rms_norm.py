@@ -7,9 +7,9 @@ y = x / sqrt(mean(x^2) + eps) * weight, row by row.
 >>> import netcl_lite.functional as F
 >>> from netcl_lite.core.device import manager
 >>> from netcl_lite.core.tensor import Tensor
->>> q = manager.default("cpu").queue
->>> x = Tensor.from_host(q, [[3.0, 4.0]])        # mean(x^2) = 12.5
->>> w = Tensor.from_host(q, [1.0, 2.0])
+>>> queue = manager.default("cpu").queue
+>>> x = Tensor.from_host(queue, [[3.0, 4.0]])    # mean(x^2) = 12.5
+>>> w = Tensor.from_host(queue, [1.0, 2.0])
 >>> np.round(F.rms_norm(x, w, eps=0.0).value.to_host(), 4)   # x / 3.5355 * w
 array([[0.8485, 2.2627]], dtype=float32)
 """
@@ -17,10 +17,10 @@ array([[0.8485, 2.2627]], dtype=float32)
 import math
 import numbers
 
-from netcl_lite.autograd import record
+from netcl_lite.autograd import nodes, record
 from netcl_lite.core.program import LOCAL_1D, launch
 from netcl_lite.core.tensor import Tensor
-from netcl_lite.functional.checks import min_ndim, nodes
+from netcl_lite.core.validate import min_ndim
 
 
 def rms_norm(x, weight, eps=1e-6):
@@ -35,20 +35,20 @@ def rms_norm(x, weight, eps=1e-6):
         )
     if not (isinstance(eps, numbers.Real) and math.isfinite(eps) and eps >= 0):
         raise ValueError(f"rms_norm: eps must be a number >= 0, got {eps!r}")
-    q = x.queue
+    queue = x.queue
     R = x.value.size // D if D else 0               # rows: (..., D) -> (R, D)
-    out = Tensor.empty(q, x.shape)
-    rstd = Tensor.empty(q, (R,))                    # 1 / rms per row
-    launch(q, "rms_norm", "rms_norm_forward", (R,), LOCAL_1D,
+    out = Tensor.empty(queue, x.shape)
+    rstd = Tensor.empty(queue, (R,))                # 1 / rms per row
+    launch(queue, "rms_norm", "rms_norm_forward", (R,), LOCAL_1D,
            x.value, weight.value, out, rstd, R, D, float(eps))
 
     def backward(g):
-        gx = Tensor.empty(q, x.shape)
-        gw = Tensor.empty(q, (D,))
-        launch(q, "rms_norm", "rms_norm_backward", (R,), LOCAL_1D,
+        gx = Tensor.empty(queue, x.shape)
+        gw = Tensor.empty(queue, (D,))
+        launch(queue, "rms_norm", "rms_norm_backward", (R,), LOCAL_1D,
                g, x.value, weight.value, rstd, gx, R, D)
-        launch(q, "rms_norm", "rms_norm_backward_weight", (D,), LOCAL_1D,
+        launch(queue, "rms_norm", "rms_norm_backward_weight", (D,), LOCAL_1D,
                g, x.value, rstd, gw, R, D)
         return gx, gw
 
-    return record(out, (x, weight), backward)
+    return record(out, (x, weight), backward, "rms_norm")

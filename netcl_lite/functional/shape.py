@@ -8,8 +8,8 @@ head axis next to the batch, so each head is one (S, Dh) matrix:
 >>> import netcl_lite.functional as F
 >>> from netcl_lite.core.device import manager
 >>> from netcl_lite.core.tensor import Tensor
->>> q = manager.default("cpu").queue
->>> x = Tensor.from_host(q, np.arange(12.0).reshape(1, 3, 4))  # (B, S, D)
+>>> queue = manager.default("cpu").queue
+>>> x = Tensor.from_host(queue, np.arange(12.0).reshape(1, 3, 4))  # (B, S, D)
 >>> h = F.reshape(x, (1, 3, 2, 2))                     # (B, S, H, Dh)
 >>> h = F.transpose(h, 1, 2)                           # (B, H, S, Dh)
 >>> h.value.to_host()[0, 1]                            # head 1, every token
@@ -18,10 +18,9 @@ array([[ 2.,  3.],
        [10., 11.]], dtype=float32)
 """
 
-from netcl_lite.autograd import record
+from netcl_lite.autograd import nodes, record
 from netcl_lite.core.program import LOCAL_1D, launch
 from netcl_lite.core.tensor import Tensor, resolve_shape
-from netcl_lite.functional.checks import nodes
 
 MAX_DIMS = 4  # the kernel works on shapes padded to 4-D
 
@@ -40,7 +39,7 @@ def reshape(x, shape):
     def backward(g):
         return (g.reshape(old),)
 
-    return record(x.value.reshape(shape), (x,), backward)
+    return record(x.value.reshape(shape), (x,), backward, "reshape")
 
 
 def _contiguous_strides(shape):
@@ -95,21 +94,22 @@ def permute(x, axes):
     """
     (x,) = nodes(x, op="permute")
     axes = _normalize_axes(x.shape, axes, "permute")
-    q, n = x.queue, x.value.size
+    queue, n = x.queue, x.value.size
     out_shape = tuple(x.shape[a] for a in axes)
     args = _launch_args(x.shape, axes)
-    out = Tensor.empty(q, out_shape)
-    launch(q, "permute", "permute_forward", (n,), LOCAL_1D,
-           x.value, out, *args, n)
+    out = Tensor.empty(queue, out_shape)
+    rows = n // args[2] if n else 0                # rows of o3 output values
+    launch(queue, "permute", "permute_forward", (rows,), LOCAL_1D,
+           x.value, out, *args, rows)
 
     def backward(g):
-        gx = Tensor.empty(q, x.shape)
+        gx = Tensor.empty(queue, x.shape)
         # the same index map as the forward, walked as a scatter
-        launch(q, "permute", "permute_backward", (n,), LOCAL_1D,
-               g, gx, *args, n)
+        launch(queue, "permute", "permute_backward", (rows,), LOCAL_1D,
+               g, gx, *args, rows)
         return (gx,)
 
-    return record(out, (x,), backward)
+    return record(out, (x,), backward, "permute")
 
 
 def transpose(x, dim0, dim1):

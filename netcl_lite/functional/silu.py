@@ -4,30 +4,29 @@
 >>> import netcl_lite.functional as F
 >>> from netcl_lite.core.device import manager
 >>> from netcl_lite.core.tensor import Tensor
->>> q = manager.default("cpu").queue
->>> x = Tensor.from_host(q, [-1.0, 0.0, 1.0])
+>>> queue = manager.default("cpu").queue
+>>> x = Tensor.from_host(queue, [-1.0, 0.0, 1.0])
 >>> np.round(F.silu(x).value.to_host(), 4)
 array([-0.2689,  0.    ,  0.7311], dtype=float32)
->>> F.silu(Tensor.from_host(q, [-1000.0, 1000.0])).value.to_host()   # no overflow
+>>> F.silu(Tensor.from_host(queue, [-1000.0, 1000.0])).value.to_host()  # no overflow
 array([  -0., 1000.], dtype=float32)
 """
 
-from netcl_lite.autograd import record
+from netcl_lite.autograd import nodes, record
 from netcl_lite.core.program import LOCAL_1D, launch
 from netcl_lite.core.tensor import Tensor
-from netcl_lite.functional.checks import nodes
 
 
 def silu(x):
     """x * sigmoid(x). Backward: grad_x = g * s * (1 + x * (1 - s))."""
     (x,) = nodes(x, op="silu")
-    q, n = x.queue, x.value.size
-    out = Tensor.empty(q, x.shape)
-    launch(q, "silu", "silu_forward", (n,), LOCAL_1D, x.value, out, n)
+    queue, n = x.queue, x.value.size
+    out = Tensor.empty(queue, x.shape)
+    launch(queue, "silu", "silu_forward", (n,), LOCAL_1D, x.value, out, n)
 
     def backward(g):
-        gx = Tensor.empty(q, x.shape)
-        launch(q, "silu", "silu_backward", (n,), LOCAL_1D, g, x.value, gx, n)
+        gx = Tensor.empty(queue, x.shape)
+        launch(queue, "silu", "silu_backward", (n,), LOCAL_1D, g, x.value, gx, n)
         return (gx,)
 
-    return record(out, (x,), backward)
+    return record(out, (x,), backward, "silu")

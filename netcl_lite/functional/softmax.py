@@ -4,11 +4,11 @@
 >>> import netcl_lite.functional as F
 >>> from netcl_lite.core.device import manager
 >>> from netcl_lite.core.tensor import Tensor
->>> q = manager.default("cpu").queue
->>> x = Tensor.from_host(q, [[0.0, np.log(3.0)]])
+>>> queue = manager.default("cpu").queue
+>>> x = Tensor.from_host(queue, [[0.0, np.log(3.0)]])
 >>> np.round(F.softmax(x).value.to_host(), 4)          # [1, 3] / 4
 array([[0.25, 0.75]], dtype=float32)
->>> F.softmax(Tensor.from_host(q, np.zeros((2, 2))), causal=True).value.to_host()
+>>> F.softmax(Tensor.from_host(queue, np.zeros((2, 2))), causal=True).value.to_host()
 array([[1. , 0. ],
        [0.5, 0.5]], dtype=float32)
 
@@ -20,10 +20,10 @@ A row that sees nothing (Sq > Sk) comes out as zeros, never NaN.
 
 import math
 
-from netcl_lite.autograd import record
+from netcl_lite.autograd import nodes, record
 from netcl_lite.core.program import LOCAL_1D, launch
 from netcl_lite.core.tensor import Tensor
-from netcl_lite.functional.checks import min_ndim, nodes
+from netcl_lite.core.validate import min_ndim
 
 
 def softmax(x, causal=False):
@@ -38,15 +38,15 @@ def softmax(x, causal=False):
     Sk = x.shape[-1]
     Sq = x.shape[-2] if causal else 1
     R = math.prod(x.shape[:-1])              # rows: (..., Sq) flattened
-    q = x.queue
-    y = Tensor.empty(q, x.shape)
-    launch(q, "softmax", "softmax_forward", (R,), LOCAL_1D,
+    queue = x.queue
+    y = Tensor.empty(queue, x.shape)
+    launch(queue, "softmax", "softmax_forward", (R,), LOCAL_1D,
            x.value, y, R, Sq, Sk, causal)
 
     def backward(g):
-        gx = Tensor.empty(q, x.shape)
-        launch(q, "softmax", "softmax_backward", (R,), LOCAL_1D,
+        gx = Tensor.empty(queue, x.shape)
+        launch(queue, "softmax", "softmax_backward", (R,), LOCAL_1D,
                y, g, gx, R, Sq, Sk, causal)
         return (gx,)
 
-    return record(y, (x,), backward)
+    return record(y, (x,), backward, "softmax")

@@ -5,9 +5,9 @@
 >>> import numpy as np
 >>> from netcl_lite.core.device import manager
 >>> from netcl_lite.core.tensor import Tensor
->>> q = manager.default("cpu").queue
->>> mha = MultiHeadAttention(q, dim=8, n_heads=2)
->>> mha(Tensor.from_host(q, np.zeros((1, 5, 8)))).shape
+>>> queue = manager.default("cpu").queue
+>>> mha = MultiHeadAttention(queue, dim=8, n_heads=2)
+>>> mha(Tensor.from_host(queue, np.zeros((1, 5, 8)))).shape
 (1, 5, 8)
 
 ``RotaryAttention`` (nn/transformer.py) is the same path plus RoPE on q and
@@ -18,6 +18,7 @@ import numpy as np
 
 import netcl_lite.functional as F
 from netcl_lite.autograd import as_node
+from netcl_lite.functional.flash_attention import score_scale
 from netcl_lite.nn.module import Module, normal_init, parameter
 
 
@@ -28,7 +29,8 @@ def _positive(**sizes):
 
 
 class MultiHeadAttention(Module):
-    def __init__(self, queue, dim, n_heads, causal=True, seed=0, n_kv_heads=None):
+    def __init__(self, queue, dim, n_heads, causal=True, seed=0, n_kv_heads=None,
+                 scale=None):
         n_kv_heads = n_heads if n_kv_heads is None else n_kv_heads
         _positive(dim=dim, n_heads=n_heads, n_kv_heads=n_kv_heads)
         if dim % n_heads:
@@ -43,6 +45,10 @@ class MultiHeadAttention(Module):
         self.dim, self.n_heads, self.n_kv_heads = dim, n_heads, n_kv_heads
         self.head_dim = dim // n_heads
         self.causal = causal
+        # the factor on q k^T; None: 1/sqrt(head_dim) (chapter 11 ablates it)
+        self.scale = scale
+        if scale is not None:
+            score_scale(self.head_dim, scale, type(self).__name__)  # checks it
         hd, kv = self.head_dim, n_kv_heads * self.head_dim
         rng = np.random.default_rng(seed)  # one stream, drawn in a fixed order
         self.wq = parameter(queue, normal_init(rng, dim, (dim, n_heads * hd)), "wq")
@@ -58,6 +64,24 @@ class MultiHeadAttention(Module):
                 f"got {x.shape}"
             )
 
+    @staticmethod
+    def position(offset, cache):
+        """The first position of x: ``offset``, else the cache's length, else 0.
+
+        With a cache the new tokens follow the cached ones, so an explicit
+        offset must equal ``cache.length``.
+        """
+        if offset is None:
+            return 0 if cache is None else cache.length
+        if isinstance(offset, bool) or not isinstance(offset, (int, np.integer)):
+            raise ValueError(f"offset must be an int, got {offset!r}")
+        if cache is not None and offset != cache.length:
+            raise ValueError(
+                f"offset {offset} does not follow the cache, which holds "
+                f"{cache.length} positions (leave offset out to use them)"
+            )
+        return int(offset)
+
     def rotate(self, x, offset):
         """Position encoding hook: none here; RotaryAttention applies RoPE."""
         return x
@@ -67,20 +91,41 @@ class MultiHeadAttention(Module):
         x = F.reshape(x, (B, S, n, self.head_dim))  # (B, S, n, Dh)
         return F.transpose(x, 1, 2)                 # (B, n, S, Dh)
 
-    def forward(self, x, offset=0, cache=None):
-        x = as_node(x)
-        self.check_input(x, offset)
-        B, S, _ = x.shape
+    def project(self, x, offset=0):
+        """x (B, S, D) -> the heads q (B, H, S, Dh), k and v (B, HKV, S, Dh),
+        position-encoded: what ``forward`` and ``attention_map`` attend with."""
         H, HKV = self.n_heads, self.n_kv_heads
         q = self.split_heads(F.matmul(x, self.wq), H)    # (B, H, S, Dh)
         k = self.split_heads(F.matmul(x, self.wk), HKV)  # (B, HKV, S, Dh)
         v = self.split_heads(F.matmul(x, self.wv), HKV)  # (B, HKV, S, Dh)
-        q, k = self.rotate(q, offset), self.rotate(k, offset)
+        return self.rotate(q, offset), self.rotate(k, offset), v
+
+    def attention_map(self, x):
+        """The weights A (B, H, S, S) that ``forward(x)`` applies to v.
+
+        The fused kernel never stores them, so they are recomputed from the
+        same projections with ``F.attention_weights``."""
+        x = as_node(x)
+        self.check_input(x)
+        q, k, _ = self.project(x)
+        k = F.repeat_kv(k, self.n_heads // self.n_kv_heads)  # (B, H, S, Dh)
+        return F.attention_weights(q, k, causal=self.causal,
+                                   scale=self.scale)              # (B, H, S, S)
+
+    def forward(self, x, offset=None, cache=None):
+        """x (B, S, D) at positions offset.. (default: after the cache's)."""
+        x = as_node(x)
+        offset = self.position(offset, cache)
+        self.check_input(x, offset)
+        B, S, _ = x.shape
+        H = self.n_heads
+        q, k, v = self.project(x, offset)                # (B, H|HKV, S, Dh)
         if cache is not None:  # KV-cache (nn/kv_cache.py): past k, v first
             k, v = cache.append(k, v)                    # (B, HKV, Sk, Dh)
         # GQA: each kv head serves H // HKV query heads (a no-op when H == HKV);
         # the fused kernel reads kv head h // (H // HKV) itself, no copies
-        o = F.scaled_dot_product_attention(q, k, v, causal=self.causal)  # (B, H, S, Dh)
+        o = F.scaled_dot_product_attention(q, k, v, causal=self.causal,
+                                           scale=self.scale)  # (B, H, S, Dh)
         o = F.transpose(o, 1, 2)                         # (B, S, H, Dh)
         o = F.reshape(o, (B, S, H * self.head_dim))      # (B, S, D)
         return F.matmul(o, self.wo)                      # (B, S, D)

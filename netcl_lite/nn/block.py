@@ -11,10 +11,10 @@ reach early layers through the identity paths. The attention is
 >>> import numpy as np
 >>> from netcl_lite.core.device import manager
 >>> from netcl_lite.core.tensor import Tensor
->>> q = manager.default("cpu").queue
->>> block = DecoderBlock(q, dim=16, n_heads=4, n_kv_heads=2, max_seq_len=8,
+>>> queue = manager.default("cpu").queue
+>>> block = DecoderBlock(queue, dim=16, n_heads=4, n_kv_heads=2, max_seq_len=8,
 ...                      hidden_dim=40)
->>> block(Tensor.from_host(q, np.ones((2, 5, 16)))).shape     # (B, S, D)
+>>> block(Tensor.from_host(queue, np.ones((2, 5, 16)))).shape  # (B, S, D)
 (2, 5, 16)
 >>> [name for name, _ in block.named_parameters()][:3]
 ['attn_norm.weight', 'attn.wq', 'attn.wk']
@@ -30,16 +30,20 @@ from netcl_lite.nn.transformer import RotaryAttention
 
 class DecoderBlock(Module):
     def __init__(self, queue, dim, n_heads, n_kv_heads, max_seq_len, hidden_dim,
-                 base=10000.0, eps=1e-6, seed=0):
+                 base=10000.0, eps=1e-6, seed=0, rope_scale=1.0, attn_scale=None):
         self.attn_norm = RMSNorm(queue, dim, eps)
         self.attn = RotaryAttention(queue, dim, n_heads, n_kv_heads, max_seq_len,
-                                    base=base, seed=seed)
+                                    base=base, seed=seed, rope_scale=rope_scale,
+                                    scale=attn_scale)
         self.ffn_norm = RMSNorm(queue, dim, eps)
         self.ffn = SwiGLU(queue, dim, hidden_dim, seed=seed + 1)
 
-    def forward(self, x, offset=0, cache=None):
-        """x (B, S, D) at positions offset.. -> (B, S, D); cache: a LayerCache."""
+    def forward(self, x, offset=None, cache=None):
+        """x (B, S, D) at positions offset.. -> (B, S, D); cache: a LayerCache.
+
+        offset defaults to the cache's length (0 without a cache)."""
         x = as_node(x)
+        offset = self.attn.position(offset, cache)
         self.attn.check_input(x, offset)  # shapes and positions, before any kernel
         a = self.attn(self.attn_norm(x), offset=offset, cache=cache)
         h = F.add(x, a)                                # (B, S, D) residual

@@ -3,9 +3,9 @@
 >>> import numpy as np
 >>> from netcl_lite.core.device import manager
 >>> from netcl_lite.core.tensor import Tensor
->>> q = manager.default("cpu").queue
->>> emb = Embedding(q, 10, 4, seed=0)
->>> emb(Tensor.from_host(q, np.array([[1, 2, 1]]))).shape   # (B, S) -> (B, S, D)
+>>> queue = manager.default("cpu").queue
+>>> emb = Embedding(queue, 10, 4, seed=0)
+>>> emb(Tensor.from_host(queue, np.array([[1, 2, 1]]))).shape  # (B, S) -> (B, S, D)
 (1, 3, 4)
 """
 

@@ -11,9 +11,9 @@ hidden = 8/3 dim the block costs as much as a 4 dim ReLU MLP.
 >>> import numpy as np
 >>> from netcl_lite.core.device import manager
 >>> from netcl_lite.core.tensor import Tensor
->>> q = manager.default("cpu").queue
->>> ffn = SwiGLU(q, dim=8, hidden_dim=24, seed=0)
->>> ffn(Tensor.from_host(q, np.ones((2, 3, 8)))).shape       # (B, S, D)
+>>> queue = manager.default("cpu").queue
+>>> ffn = SwiGLU(queue, dim=8, hidden_dim=24, seed=0)
+>>> ffn(Tensor.from_host(queue, np.ones((2, 3, 8)))).shape   # (B, S, D)
 (2, 3, 8)
 """
 

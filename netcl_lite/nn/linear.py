@@ -3,9 +3,9 @@
 >>> import numpy as np
 >>> from netcl_lite.core.device import manager
 >>> from netcl_lite.core.tensor import Tensor
->>> q = manager.default("cpu").queue
->>> lin = Linear(q, 3, 2, seed=0)
->>> lin(Tensor.from_host(q, np.ones((5, 3)))).shape    # (5, 3) @ (3, 2)
+>>> queue = manager.default("cpu").queue
+>>> lin = Linear(queue, 3, 2, seed=0)
+>>> lin(Tensor.from_host(queue, np.ones((5, 3)))).shape  # (5, 3) @ (3, 2)
 (5, 2)
 """
 

@@ -7,10 +7,10 @@
 
 >>> import numpy as np
 >>> from netcl_lite.core.device import manager
->>> q = manager.default("cpu").queue
+>>> queue = manager.default("cpu").queue
 >>> cfg = DecoderConfig(vocab_size=50, dim=16, n_layers=1, n_heads=2,
 ...                     n_kv_heads=1, max_seq_len=8, seed=0)
->>> model = DecoderLM(q, cfg)
+>>> model = DecoderLM(queue, cfg)
 >>> model(np.zeros((2, 5), np.int32)).shape                 # (B, S, V)
 (2, 5, 50)
 >>> len(model.generate([1, 2, 3], max_new_tokens=4, top_k=10, seed=0))
@@ -30,6 +30,7 @@ import numpy as np
 
 import netcl_lite.functional as F
 from netcl_lite.autograd import Node
+from netcl_lite.core.program import ceil_div
 from netcl_lite.core.tensor import Tensor
 from netcl_lite.nn.block import DecoderBlock
 from netcl_lite.nn.embedding import Embedding
@@ -42,7 +43,7 @@ from netcl_lite.nn.norm import RMSNorm
 def swiglu_hidden(dim, multiple_of=32):
     """8/3 dim rounded up to a multiple: 128 -> 352 (LLaMA's choice)."""
     hidden = int(8 * dim / 3)
-    return multiple_of * -(-hidden // multiple_of)
+    return multiple_of * ceil_div(hidden, multiple_of)
 
 
 @dataclasses.dataclass
@@ -57,6 +58,8 @@ class DecoderConfig:
     max_seq_len: int = 64
     hidden_dim: int = 0          # 0: swiglu_hidden(dim)
     rope_base: float = 10000.0
+    rope_scale: float = 1.0      # positions x this: 1/4 interpolates, 0 = NoPE
+    attn_scale: float = 0.0      # 0: 1/sqrt(head_dim) on the scores
     norm_eps: float = 1e-6
     seed: int = 0
 
@@ -76,6 +79,11 @@ class DecoderConfig:
                 raise ValueError(
                     f"DecoderConfig: {name} must be positive, got {getattr(self, name)}"
                 )
+        if self.rope_scale < 0 or self.attn_scale < 0:
+            raise ValueError(
+                f"DecoderConfig: rope_scale and attn_scale must be >= 0, got "
+                f"{self.rope_scale} and {self.attn_scale}"
+            )
         if self.hidden_dim < 0:
             raise ValueError(f"DecoderConfig: hidden_dim must be >= 0, got "
                              f"{self.hidden_dim}")
@@ -137,7 +145,8 @@ class DecoderLM(Module):
         self.blocks = [
             DecoderBlock(queue, c.dim, c.n_heads, c.n_kv_heads, c.max_seq_len,
                          c.hidden_dim, base=c.rope_base, eps=c.norm_eps,
-                         seed=int(seeds[1 + i]))
+                         seed=int(seeds[1 + i]), rope_scale=c.rope_scale,
+                         attn_scale=c.attn_scale or None)
             for i in range(c.n_layers)
         ]
         self.norm = RMSNorm(queue, c.dim, c.norm_eps)
@@ -256,19 +265,14 @@ class DecoderLM(Module):
     def attention_maps(self, ids):
         """The attention weights of every layer: a list of (B, H, S, S) arrays.
 
-        ``F.scaled_dot_product_attention`` may never store these weights (a
-        fused kernel streams them), so they are recomputed here from the
-        layer's q and k with ``F.attention_weights``.
+        Each layer's ``RotaryAttention.attention_map`` recomputes them from
+        the projections its forward uses (the fused kernel never stores
+        them), on the same normalised input the block feeds it.
         """
         x = self.tok_emb(self._ids(ids))                       # (B, S, D)
         maps = []
         for block in self.blocks:
-            a = block.attn
-            h = block.attn_norm(x)
-            q = a.rotate(a.split_heads(F.matmul(h, a.wq), a.n_heads), 0)
-            k = a.rotate(a.split_heads(F.matmul(h, a.wk), a.n_kv_heads), 0)
-            k = F.repeat_kv(k, a.n_heads // a.n_kv_heads)      # (B, H, S, Dh)
-            A = F.attention_weights(q, k, causal=a.causal)     # (B, H, S, S)
+            A = block.attn.attention_map(block.attn_norm(x))   # (B, H, S, S)
             maps.append(A.value.to_host())
             x = block(x)
         return maps

@@ -4,9 +4,9 @@ gain (``F.rms_norm``, ``kernels/rms_norm.cl``; chapter 09).
 >>> import numpy as np
 >>> from netcl_lite.core.device import manager
 >>> from netcl_lite.core.tensor import Tensor
->>> q = manager.default("cpu").queue
->>> norm = RMSNorm(q, 2, eps=0.0)                    # gain starts at 1
->>> np.round(norm(Tensor.from_host(q, [[3.0, 4.0]])).value.to_host(), 4)
+>>> queue = manager.default("cpu").queue
+>>> norm = RMSNorm(queue, 2, eps=0.0)                # gain starts at 1
+>>> np.round(norm(Tensor.from_host(queue, [[3.0, 4.0]])).value.to_host(), 4)
 array([[0.8485, 1.1314]], dtype=float32)
 """
 

@@ -12,8 +12,8 @@ separately, p <- p (1 - lr wd), instead of adding wd p to the gradient
 >>> import netcl_lite.functional as F
 >>> from netcl_lite.core.device import manager
 >>> from netcl_lite.core.tensor import Tensor
->>> q = manager.default("cpu").queue
->>> w = ag.tensor(Tensor.from_host(q, [1.0, -2.0]))
+>>> queue = manager.default("cpu").queue
+>>> w = ag.tensor(Tensor.from_host(queue, [1.0, -2.0]))
 >>> opt = AdamW([w], lr=0.1, weight_decay=0.0)
 >>> with ag.Tape() as tape:
 ...     loss = F.sum(F.mul(w, w))

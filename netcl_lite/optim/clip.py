@@ -8,9 +8,9 @@ clipping its step keeps its direction but not its length.
 >>> import netcl_lite.autograd as ag
 >>> from netcl_lite.core.device import manager
 >>> from netcl_lite.core.tensor import Tensor
->>> q = manager.default("cpu").queue
->>> w = ag.tensor(Tensor.from_host(q, [0.0, 0.0]))
->>> w.grad = Tensor.from_host(q, [3.0, 4.0])          # norm 5
+>>> queue = manager.default("cpu").queue
+>>> w = ag.tensor(Tensor.from_host(queue, [0.0, 0.0]))
+>>> w.grad = Tensor.from_host(queue, [3.0, 4.0])      # norm 5
 >>> round(clip_grad_norm([w], max_norm=1.0), 4)       # returns the norm before
 5.0
 >>> np.round(w.grad.to_host(), 4)                     # now of norm 1
@@ -23,9 +23,7 @@ import numpy as np
 
 from netcl_lite.core.program import LOCAL_1D, launch
 from netcl_lite.core.tensor import Tensor
-from netcl_lite.functional.elementwise import scale_tensor
-
-PARTS = 64  # partial sums per gradient
+from netcl_lite.core.tensor_ops import PARTS, chunks, scale_tensor
 
 
 def grad_norm(params):
@@ -33,13 +31,12 @@ def grad_norm(params):
     grads = [p.grad for p in params if p.grad is not None]
     if not grads:
         return 0.0
-    q = grads[0].queue
-    partial = Tensor.zeros(q, (len(grads) * PARTS,))   # (n_grads * PARTS,)
+    queue = grads[0].queue
+    partial = Tensor.zeros(queue, (len(grads) * PARTS,))  # (n_grads * PARTS,)
     for i, g in enumerate(grads):
         n = g.size
-        parts = min(PARTS, max(n, 1))
-        chunk = -(-n // parts) if n else 1
-        launch(q, "clip", "sum_squares_partial", (parts,), LOCAL_1D,
+        parts, chunk = chunks(n)                   # at most PARTS partial sums
+        launch(queue, "clip", "sum_squares_partial", (parts,), LOCAL_1D,
                g, partial, n, chunk, parts, i * PARTS)
     return math.sqrt(float(np.sum(partial.to_host(), dtype=np.float64)))
 

@@ -10,7 +10,8 @@ Pure Python plus the `regex` package; nothing here touches OpenCL.
 """
 
 from .chat import ChatFormat
-from .patterns import GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN
+from .patterns import GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN, O200K_SPLIT_PATTERN
 from .tokenizer import BPETokenizer
 
-__all__ = ["BPETokenizer", "ChatFormat", "GPT2_SPLIT_PATTERN", "GPT4_SPLIT_PATTERN"]
+__all__ = ["BPETokenizer", "ChatFormat", "GPT2_SPLIT_PATTERN", "GPT4_SPLIT_PATTERN",
+           "O200K_SPLIT_PATTERN"]

@@ -8,7 +8,9 @@ differently:
   per line, "Ġ t"). Tokens are spelled with printable stand-ins for bytes,
   the `bytes_to_unicode` table: the space byte 0x20 is written "Ġ".
 - tiktoken ships one rank file, "base64(token bytes) rank" per line, and no
-  merges at all. `merges_from_ranks` rebuilds them: a token of rank r is what
+  merges at all. Encoding does not need them (`PairRanks`: two tokens merge
+  when their joined bytes are a token, lowest rank first, as tiktoken does).
+  `merges_from_ranks` rebuilds them when asked: a token of rank r is what
   BPE makes of its own bytes using only the tokens ranked below r, and the
   last step of that run is its merge.
 
@@ -56,10 +58,20 @@ def bytes_to_unicode():
 
 def read_gpt2(encoder_json, vocab_bpe):
     """GPT-2 files -> (byte_ids, merges, special_tokens)."""
-    with open(encoder_json, encoding="utf-8") as f:
-        encoder = json.load(f)  # token string -> id
-    with open(vocab_bpe, encoding="utf-8") as f:
-        lines = f.read().split("\n")
+    try:
+        with open(encoder_json, encoding="utf-8") as f:
+            encoder = json.load(f)  # token string -> id
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
+        raise ValueError(f"{encoder_json}: not a valid JSON file ({e!r})") from None
+    if not isinstance(encoder, dict) or not all(
+            type(i) is int for i in encoder.values()):
+        raise ValueError(f"{encoder_json}: expected a JSON object "
+                         "{token string: int id}")
+    try:
+        with open(vocab_bpe, encoding="utf-8") as f:
+            lines = f.read().split("\n")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{vocab_bpe}: not a UTF-8 text file ({e})") from None
     if not lines[0].startswith("#version"):
         raise ValueError(f"{vocab_bpe}: expected a '#version' first line")
     table = bytes_to_unicode()
@@ -69,7 +81,11 @@ def read_gpt2(encoder_json, vocab_bpe):
         for number, line in enumerate(lines[1:], start=2):
             if not line:
                 continue
-            left, right = line.split(" ")
+            fields = line.split(" ")
+            if len(fields) != 2:
+                raise ValueError(f"{vocab_bpe}, line {number}: expected "
+                                 f"'left right', got {line[:60]!r}")
+            left, right = fields
             if encoder[left + right] != 256 + len(merges):
                 raise ValueError(
                     f"{vocab_bpe}, line {number}: {left + right!r} has id "
@@ -106,6 +122,42 @@ def read_tiktoken_ranks(path):
     return ranks
 
 
+def check_ranks(ranks):
+    """A tiktoken vocabulary must rank its tokens 0, 1, 2, ... with the 256
+    single bytes first; anything else raises ValueError."""
+    by_rank = sorted(ranks, key=ranks.get)
+    if [ranks[t] for t in by_rank] != list(range(len(by_rank))):
+        raise ValueError("ranks must be 0, 1, 2, ... without gaps or repeats")
+    if sorted(len(t) for t in by_rank[:256]) != [1] * 256:
+        raise ValueError("ranks 0..255 must be the 256 single bytes")
+    return by_rank
+
+
+class PairRanks:
+    """tiktoken's merge rule as a lookup: (left id, right id) -> the rank of
+    the joined bytes, or None when they are not a token.
+
+    A tiktoken file lists tokens, not merges. Encoding needs only this
+    lookup, so a vocabulary loads without `merges_from_ranks`, which runs
+    BPE once per token (seconds for o200k_base).
+
+    >>> ranks = {bytes([b]): b for b in range(256)}
+    >>> ranks[b"ab"] = 256
+    >>> vocab = {r: t for t, r in ranks.items()}
+    >>> PairRanks(ranks, vocab).get((97, 98)), PairRanks(ranks, vocab).get((98, 97))
+    (256, None)
+    """
+
+    def __init__(self, ranks, vocab):
+        self._ranks, self._vocab = ranks, vocab  # bytes -> rank, id -> bytes
+
+    def get(self, pair, default=None):
+        left, right = self._vocab.get(pair[0]), self._vocab.get(pair[1])
+        if left is None or right is None:  # not a token id (merge_by_rank's -1)
+            return default
+        return self._ranks.get(left + right, default)
+
+
 def merges_from_ranks(ranks):
     """{token bytes: rank} -> (byte_ids, merges), with merge i making rank 256 + i.
 
@@ -116,11 +168,7 @@ def merges_from_ranks(ranks):
     >>> byte_ids[ord("a")], byte_ids[ord("b")], merges
     (98, 97, [(98, 97), (256, 97)])
     """
-    by_rank = sorted(ranks, key=ranks.get)
-    if [ranks[t] for t in by_rank] != list(range(len(by_rank))):
-        raise ValueError("ranks must be 0, 1, 2, ... without gaps or repeats")
-    if sorted(len(t) for t in by_rank[:256]) != [1] * 256:
-        raise ValueError("ranks 0..255 must be the 256 single bytes")
+    by_rank = check_ranks(ranks)
     byte_ids = [ranks[bytes([b])] for b in range(256)]
     merges = []
     for rank in range(256, len(by_rank)):

@@ -9,7 +9,8 @@ Chapter 1 builds it from the pieces in this folder:
     encode.py      merging one chunk by rank (heap + linked list)
     special.py     control strings such as "<|endoftext|>"
     fileformat.py  save / load
-    pretrained.py  GPT-2 and cl100k_base vocabularies
+    pretrained.py  reading GPT-2 and tiktoken vocabulary files
+    vocabularies.py  finding them by name (from_pretrained)
 
     >>> tok = BPETokenizer()
     >>> tok.train_from_iterator(["aaabdaaabac"], vocab_size=259)
@@ -21,17 +22,22 @@ Chapter 1 builds it from the pieces in this folder:
     'aaabd'
 
 Lone surrogates ("\\ud800", e.g. half of an emoji from broken JSON) have no
-UTF-8 bytes, so encoding a text that contains one raises a ValueError naming
-its position; nothing is silently replaced.
+UTF-8 bytes, so encoding (or training on) a text that contains one raises a
+ValueError naming its position; nothing is silently replaced. Encoding
+anything but a str raises a TypeError; decoding anything but int ids too.
 """
+
+import numbers
 
 from .encode import merge_by_rank
 from .fileformat import read_bpe, write_bpe
-from .patterns import GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN
-from .pretrained import merges_from_ranks, read_gpt2, read_tiktoken_ranks
-from .special import allowed_specials, split_on_specials
-from .split import Splitter
+from .patterns import GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN, check_pattern
+from .pretrained import (PairRanks, check_ranks, merges_from_ranks, read_gpt2,
+                         read_tiktoken_ranks)
+from .special import allowed_specials, special_splitter
+from .split import Splitter, lone_surrogate_error
 from .train import train_bpe
+from .vocabularies import find_files
 
 _CACHE_SIZE = 100_000  # chunks remembered (besides whole tokens) before starting over
 
@@ -44,25 +50,55 @@ class BPETokenizer:
     """
 
     def __init__(self, pattern=GPT4_SPLIT_PATTERN):
-        self.pattern = pattern
+        self.pattern = check_pattern(pattern)
         self._split = Splitter(pattern)  # = regex.findall(pattern, text), faster
         self._special_tokens = {}  # str -> id
         self._set_merges([], range(256))
 
     def _set_merges(self, merges, byte_ids):
         """Install a model: merges [(left, right), ...], byte_ids[b] = id of byte b."""
-        self.merges = [tuple(pair) for pair in merges]
+        self._merges = [tuple(pair) for pair in merges]
+        if len(set(self._merges)) != len(self._merges):
+            seen = set()
+            twice = next(p for p in self._merges if p in seen or seen.add(p))
+            raise ValueError(f"the merge {twice} appears twice; the second copy "
+                             "could never produce its token")
+        self._token_ranks = None
         self.byte_ids = list(byte_ids)
-        self._ranks = {pair: 256 + i for i, pair in enumerate(self.merges)}
+        self._ranks = {pair: 256 + i for i, pair in enumerate(self._merges)}
         vocab = {idx: bytes([b]) for b, idx in enumerate(self.byte_ids)}
-        for i, (left, right) in enumerate(self.merges):
+        for i, (left, right) in enumerate(self._merges):
             vocab[256 + i] = vocab[left] + vocab[right]
+        self._set_vocab(vocab)
+
+    def _set_token_ranks(self, token_ranks):
+        """Install a tiktoken vocabulary {token bytes: rank}, ranks = ids.
+
+        Its merges are rebuilt only if someone reads `.merges`; encoding
+        merges two tokens when their joined bytes are a token (PairRanks).
+        """
+        self._merges = None
+        self._token_ranks = token_ranks
+        self.byte_ids = [token_ranks[bytes([b])] for b in range(256)]
+        vocab = {rank: token for token, rank in token_ranks.items()}
+        self._ranks = PairRanks(token_ranks, vocab)
+        self._set_vocab(vocab)
+
+    @property
+    def merges(self):
+        """[(left id, right id), ...]: merge i made token 256 + i."""
+        if self._merges is None:  # a tiktoken vocabulary: rebuild them once
+            self._merges = merges_from_ranks(self._token_ranks)[1]
+        return self._merges
+
+    def _set_vocab(self, vocab):
         self._vocab = vocab  # regular id -> bytes
         self._id_to_bytes = dict(vocab)  # every id, special ones included
         for text, idx in self._special_tokens.items():
             self._id_to_bytes[idx] = text.encode("utf-8")
         self._whole_tokens = {}  # chunk -> [id]; set only for tiktoken vocabularies
         self._cache = {}  # chunk -> ids; always holds the whole tokens too
+        self._special_split = {}  # frozenset of allowed specials -> compiled split
 
     @property
     def vocab_size(self):
@@ -76,7 +112,7 @@ class BPETokenizer:
 
     def __repr__(self):
         return (f"BPETokenizer(vocab_size={self.vocab_size}, "
-                f"merges={len(self.merges)}, "
+                f"merges={len(self._vocab) - 256}, "
                 f"special_tokens={len(self._special_tokens)})")
 
     # ---- training ------------------------------------------------------------
@@ -103,6 +139,15 @@ class BPETokenizer:
 
     def register_special_tokens(self, tokens):
         """Add special tokens {string: id}; ids must not be regular token ids."""
+        if not isinstance(tokens, dict):
+            raise ValueError(f"special tokens are a dict {{str: id}}, got "
+                             f"{type(tokens).__name__}")
+        first = {}
+        for text, idx in tokens.items():
+            if isinstance(idx, int) and idx in first:
+                raise ValueError(f"special tokens {first[idx]!r} and {text!r} "
+                                 f"share the id {idx}")
+            first.setdefault(idx, text)
         for text, idx in tokens.items():
             if not isinstance(text, str) or not text:
                 raise ValueError(f"a special token must be a non-empty str: {text!r}")
@@ -118,6 +163,7 @@ class BPETokenizer:
         for text, idx in tokens.items():
             self._special_tokens[text] = idx
             self._id_to_bytes[idx] = text.encode("utf-8")
+        self._special_split.clear()
 
     # ---- encoding ------------------------------------------------------------
 
@@ -129,28 +175,40 @@ class BPETokenizer:
         >>> BPETokenizer().encode_ordinary("hi!")
         [104, 105, 33]
         """
+        _check_text(text)
         try:
             return self._encode_ordinary(text)
         except UnicodeEncodeError:
-            raise _lone_surrogate_error(text) from None
+            raise lone_surrogate_error(text) from None
 
     def encode(self, text, allowed_special=()):
         """Encode `text`; the special tokens in `allowed_special` ("all" or a set)
         become their ids, any other special-looking string stays plain text.
         """
-        allowed = allowed_specials(allowed_special, self._special_tokens)
-        if not allowed:
-            return self.encode_ordinary(text)
+        _check_text(text)
+        if allowed_special == "all":  # the common case: no set to build
+            key = "all"
+        else:
+            key = frozenset(allowed_specials(allowed_special,
+                                             self._special_tokens))
+            if not key:
+                return self.encode_ordinary(text)
+        split = self._special_split.get(key)
+        if split is None:  # compiled once per set of allowed specials
+            allowed = allowed_specials(allowed_special, self._special_tokens)
+            if not allowed:
+                return self.encode_ordinary(text)
+            split = self._special_split[key] = special_splitter(allowed)
         ids = []
         try:
             # odd pieces are allowed special strings, even pieces ordinary text
-            for i, piece in enumerate(split_on_specials(text, allowed)):
+            for i, piece in enumerate(split(text)):
                 if i % 2:
                     ids.append(self._special_tokens[piece])
                 else:
                     ids += self._encode_ordinary(piece)
         except UnicodeEncodeError:
-            raise _lone_surrogate_error(text) from None
+            raise lone_surrogate_error(text) from None
         return ids
 
     def _encode_ordinary(self, text):
@@ -201,8 +259,16 @@ class BPETokenizer:
         b'hi'
         """
         id_to_bytes = self._id_to_bytes
+        if isinstance(ids, (str, bytes)):
+            raise TypeError(f"decode takes a sequence of int ids, got "
+                            f"{type(ids).__name__}")
         if not isinstance(ids, (list, tuple)):
             ids = list(ids)  # we may read it twice (numpy arrays, generators)
+        for kind in set(map(type, ids)):  # 1.0 or True would find id 1
+            if kind is bool or not issubclass(kind, numbers.Integral):
+                bad = next(idx for idx in ids if type(idx) is kind)
+                raise TypeError(f"token ids are ints, got {bad!r} "
+                                f"({kind.__name__})")
         try:
             return b"".join([id_to_bytes[idx] for idx in ids])
         except (KeyError, TypeError):
@@ -236,6 +302,25 @@ class BPETokenizer:
         return cls._build(pattern, byte_ids, merges, special_tokens, path)
 
     @classmethod
+    def from_pretrained(cls, name, directory=None):
+        """"gpt2", "cl100k_base" or "o200k_base", with tiktoken's ids.
+
+        The files are found offline first: `directory` (or the folder in
+        NETCL_VOCAB_DIR), tiktoken's cache, an installed package that ships
+        them; else they are downloaded and checked against their published
+        hashes. See vocabularies.py for the order and the variables.
+
+        >>> tok = BPETokenizer.from_pretrained("gpt2")  # doctest: +SKIP
+        >>> tok.encode("Hello world")                   # doctest: +SKIP
+        [15496, 995]
+        """
+        vocab, files = find_files(name, directory)
+        if vocab.name == "gpt2":
+            return cls.from_gpt2(*files)
+        return cls.from_tiktoken(files[0], pattern=vocab.pattern,
+                                 special_tokens=vocab.special_tokens)
+
+    @classmethod
     def from_gpt2(cls, encoder_json, vocab_bpe):
         """GPT-2's `encoder.json` + `vocab.bpe`; ids equal tiktoken's "gpt2"."""
         byte_ids, merges, special_tokens = read_gpt2(encoder_json, vocab_bpe)
@@ -245,15 +330,23 @@ class BPETokenizer:
     @classmethod
     def from_tiktoken(cls, path, pattern=GPT4_SPLIT_PATTERN, special_tokens=None):
         """A tiktoken rank file such as cl100k_base.tiktoken (gzipped or not)."""
-        byte_ids, merges = merges_from_ranks(read_tiktoken_ranks(path))
-        return cls._build(pattern, byte_ids, merges, special_tokens or {}, path,
+        ranks = read_tiktoken_ranks(path)
+        try:
+            check_ranks(ranks)
+        except ValueError as e:
+            raise ValueError(f"{path}: {e}") from None
+        return cls._build(pattern, ranks, None, special_tokens or {}, path,
                           source_is_tiktoken=True)
 
     @classmethod
     def _build(cls, pattern, byte_ids, merges, special_tokens, source,
                source_is_tiktoken=False):
+        """byte_ids + merges, or (merges None) a tiktoken {bytes: rank} dict."""
         tok = cls(pattern)
-        tok._set_merges(merges, byte_ids)
+        if merges is None:
+            tok._set_token_ranks(byte_ids)
+        else:
+            tok._set_merges(merges, byte_ids)
         if source_is_tiktoken:
             tok._use_whole_tokens()
         try:
@@ -263,12 +356,8 @@ class BPETokenizer:
         return tok
 
 
-def _lone_surrogate_error(text):
-    """The error for text that UTF-8 cannot encode, naming the first culprit."""
-    for i, char in enumerate(text):
-        if "\ud800" <= char <= "\udfff":
-            return ValueError(
-                f"text[{i}] is a lone surrogate {char!r} (U+{ord(char):04X}), which "
-                "has no UTF-8 bytes; replace or remove it before encoding"
-            )
-    return ValueError("text cannot be encoded as UTF-8")
+def _check_text(text):
+    if not isinstance(text, str):
+        hint = " (decode the bytes first)" if isinstance(
+            text, (bytes, bytearray, memoryview)) else ""
+        raise TypeError(f"encode expects a str, got {type(text).__name__}{hint}")

@@ -24,8 +24,9 @@ import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 ROOT = pathlib.Path(os.environ.get("COURSE_SITE_ROOT", REPO)).resolve()
-# The same settings `make lab` passes (see the Makefile).
-LAB_SETTINGS = REPO / "tools" / "lab"
+# The same settings `make lab` passes (see the Makefile); the root folder is
+# overridden with the temporary copy.
+LAB_CONFIG = REPO / "tools" / "lab" / "jupyter_lab_config.py"
 CELL_TIMEOUT = 120
 
 
@@ -84,8 +85,8 @@ class Server:
              "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={self.port}",
              "--ServerApp.port_retries=0",
              f"--IdentityProvider.token={self.token}",
+             f"--config={LAB_CONFIG}",
              f"--ServerApp.root_dir={root}",
-             f"--LabApp.app_settings_dir={LAB_SETTINGS}",
              *(["--allow-root"] if os.geteuid() == 0 else [])],
             cwd=root, env=env, stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 60
@@ -161,6 +162,13 @@ def test_lab_serves_and_the_twin_opens_as_a_notebook(lab):
     assert viewers.get("markdown") == "Jupytext Notebook", viewers
 
 
+def test_the_file_browser_lists_each_chapter_once(lab):
+    server, chapter = lab
+    names = [item["name"] for item in server.get("/api/contents/chapters")["content"]]
+    assert chapter.name in names
+    assert not [n for n in names if n[:2].isdigit() and n.endswith(".md")], names
+
+
 def execute(ws, session, code):
     """Run one cell; return (status, error text)."""
     msg_id = uuid.uuid4().hex
@@ -234,3 +242,15 @@ def test_the_twin_opens_as_a_notebook_in_the_lab_ui(lab, browser, offline,
     page.close()
     assert not errors, errors
     assert offline.blocked[blocked_before:] == []
+
+
+def test_the_token_url_opens_in_chapters(lab, browser, offline):
+    """The URL the server prints (/lab?token=...) shows chapters/ at once."""
+    server, chapter = lab
+    page = offline.context.new_page()
+    page.goto(f"{server.base}/lab?token={server.token}")
+    item = page.locator(".jp-DirListing-item", has_text=chapter.name)
+    item.first.wait_for(timeout=60_000)
+    assert page.locator(".jp-DirListing-item", has_text=chapter.stem + ".md"
+                        ).count() == 0
+    page.close()

@@ -22,7 +22,8 @@ def test_every_chapter_and_appendix_page_is_built(site_html, site_chapters):
     assert (site_html / "index.html").is_file()
     for nb in site_chapters:
         assert (site_html / "chapters" / f"{nb.stem}.html").is_file(), nb.name
-    for page in ("appendix/kernels.html", "appendix/sources.html",
+    for page in ("chapters/notation.html", "appendix/kernels.html",
+                 "appendix/sources.html",
                  "search.html", "searchindex.js",
                  "_static/mathjax/tex-chtml.js"):
         assert (site_html / page).is_file(), page

@@ -1,0 +1,60 @@
+"""Arithmetic on bare Tensors that records no gradient.
+
+The tape uses ``add_tensors`` to sum the gradients that reach one node,
+``clip_grad_norm`` rescales gradients with ``scale_tensor``, and the ops in
+``functional/`` build on all three. They sit here, below ``autograd`` and
+``functional``, so that no layer imports from a layer above it.
+
+>>> import numpy as np
+>>> from netcl_lite.core.device import manager
+>>> from netcl_lite.core.tensor import Tensor
+>>> queue = manager.default("cpu").queue
+>>> a = Tensor.from_host(queue, np.array([1.0, 2.0, 3.0]))
+>>> scale_tensor(add_tensors(a, a), 0.5).to_host()
+array([1., 2., 3.], dtype=float32)
+>>> sum_tensor(a).to_host()
+array(6., dtype=float32)
+>>> chunks(10)          # (parts, chunk): 10 work-items of 1 value each
+(10, 1)
+"""
+
+from netcl_lite.core.program import LOCAL_1D, ceil_div, launch
+from netcl_lite.core.tensor import Tensor
+
+PARTS = 64  # pass-1 work-items of a sum: enough to fill the cores, few to add
+
+
+def chunks(n):
+    """(parts, chunk): split n values into at most PARTS contiguous chunks."""
+    parts = min(PARTS, max(n, 1))
+    chunk = ceil_div(n, parts) if n else 1
+    return parts, chunk
+
+
+def add_tensors(a, b):
+    """a + b, same shapes (``kernels/elementwise.cl:add_forward``)."""
+    out = Tensor.empty(a.queue, a.shape)
+    launch(a.queue, "elementwise", "add_forward", (a.size,), LOCAL_1D,
+           a, b, out, a.size)
+    return out
+
+
+def scale_tensor(x, c):
+    """c * x for a Python number c (``elementwise.cl:scale_forward``)."""
+    out = Tensor.empty(x.queue, x.shape)
+    launch(x.queue, "elementwise", "scale_forward", (x.size,), LOCAL_1D,
+           x, out, float(c), x.size)
+    return out
+
+
+def sum_tensor(x):
+    """Sum of every value -> a 0-d Tensor, in two deterministic passes
+    (``kernels/reduce.cl``)."""
+    queue, n = x.queue, x.size
+    parts, chunk = chunks(n)
+    partial = Tensor.empty(queue, (parts,))
+    out = Tensor.empty(queue, ())
+    launch(queue, "reduce", "sum_partial", (parts,), LOCAL_1D,
+           x, partial, n, chunk, parts)
+    launch(queue, "reduce", "sum_final", (1,), LOCAL_1D, partial, out, parts)
+    return out
