@@ -17,16 +17,22 @@ array([3., 3., 3., 3., 3.], dtype=float32)
 
 import pathlib
 import re
+import threading
 
-import numpy as np
 import pyopencl as cl
+
+from netcl_lite.core.signature import check_args, parse_signatures
 
 LOCAL_1D = (64,)
 LOCAL_2D = (8, 8)
 
 # context.int_ptr -> {program name -> {kernel name -> cl.Kernel}}
 _built = {}
-_traces = []  # open ``trace()`` lists; each launch appends "program.cl:kernel"
+_signatures = {}  # program name -> {kernel name -> [Param]} (core/signature.py)
+_traces = []  # open ``trace()`` logs; each launch appends "program.cl:kernel"
+# A cached cl.Kernel holds its arguments: setting them and enqueueing must not
+# interleave between threads (OpenCL: clSetKernelArg is not thread-safe).
+_lock = threading.RLock()
 
 
 def ceil_div(n, d):
@@ -67,47 +73,54 @@ def kernel_source(name):
 def kernels(context, program, options=()):
     """Every kernel of one program, built on first use for this context;
     ``options``: build options, e.g. ``("-DVW=16",)`` (one build each)."""
-    per_context = _built.setdefault(context.int_ptr, {})
-    key = (program, tuple(options))
-    if key not in per_context:
-        built = cl.Program(context, kernel_source(program)).build(list(options))
-        per_context[key] = {k.function_name: k for k in built.all_kernels()}
-    return per_context[key]
-
-
-def _arg(value):
-    """Python scalars become the 32-bit types every kernel takes."""
-    if isinstance(value, bool):
-        return np.int32(value)
-    if isinstance(value, int):
-        return np.int32(value)
-    if isinstance(value, float):
-        return np.float32(value)
-    if hasattr(value, "buffer"):  # a Tensor
-        return value.buffer
-    return value
+    with _lock:
+        per_context = _built.setdefault(context.int_ptr, {})
+        key = (program, tuple(options))
+        if key not in per_context:
+            source = kernel_source(program)
+            built = cl.Program(context, source).build(list(options))
+            found = {k.function_name: k for k in built.all_kernels()}
+            signatures = parse_signatures(source)   # what launch checks against
+            unread = sorted(set(found) - set(signatures))
+            if unread:
+                raise RuntimeError(f"kernels/{program}.cl: cannot read the "
+                                   f"signature of {unread}")
+            _signatures[program] = signatures
+            per_context[key] = found
+        return per_context[key]
 
 
 def launch(queue, program, name, global_size, local_size, *args, options=()):
     """Run one kernel; the global size is rounded up to the local size.
 
     Kernels therefore receive their true sizes as arguments and return early
-    for the padding work-items. ``options``: the program's build options.
+    for the padding work-items. Every argument is first checked against the
+    kernel's signature (``core/signature.py``): Tensors become their
+    buffers, Python numbers the kernel's int or float types. ``options``:
+    the program's build options.
     """
+    knl = kernels(queue.context, program, options)[name]
+    args = check_args(f"{program}.cl:{name}", _signatures[program][name], args)
     if any(g == 0 for g in global_size):
         return
     padded = tuple(
         ceil_div(g, l) * l for g, l in zip(global_size, local_size)
     )
-    knl = kernels(queue.context, program, options)[name]
-    knl(queue, padded, local_size, *[_arg(a) for a in args])
+    with _lock:  # set-args + enqueue as one step (see _lock)
+        knl(queue, padded, local_size, *args)
     for log in _traces:
         log.append(f"{program}.cl:{name}")
 
 
+def note_allocation(nbytes):
+    """``Tensor.empty`` reports each new device buffer to the open traces."""
+    for log in _traces:
+        log.allocations.append(nbytes)
+
+
 class untraced:
-    """Launches inside a ``with untraced():`` block are left out of every open
-    ``trace()`` (the tuner's timing runs, netcl_lite/core/tune.py)."""
+    """Launches and allocations inside a ``with untraced():`` block are left
+    out of every open ``trace()`` (the tuner's timing runs, core/tune.py)."""
 
     def __enter__(self):
         self.saved = _traces[:]
@@ -118,17 +131,33 @@ class untraced:
         return False
 
 
-class trace:
-    """Collect the kernels launched inside a ``with`` block, in order.
+class TraceLog(list):
+    """The kernels launched, in order ("program.cl:kernel"), and in
+    ``.allocations`` the size in bytes of every buffer created, in order."""
 
+    def __init__(self):
+        super().__init__()
+        self.allocations = []
+
+
+class trace:
+    """Collect the kernels launched, and the buffers allocated, inside a
+    ``with`` block.
+
+    >>> import numpy as np
+    >>> from netcl_lite.core.device import manager
+    >>> from netcl_lite.core.tensor import Tensor
+    >>> queue = manager.default("cpu").queue
     >>> with trace() as ran:
-    ...     pass                     # run some ops here
-    >>> ran
-    []
+    ...     x = Tensor.from_host(queue, np.ones((2, 3)))     # 6 float32 values
+    ...     launch(queue, "elementwise", "scale_forward", (6,), LOCAL_1D,
+    ...            x, x, 2.0, 6)
+    >>> ran, ran.allocations
+    (['elementwise.cl:scale_forward'], [24])
     """
 
     def __enter__(self):
-        self.log = []
+        self.log = TraceLog()
         _traces.append(self.log)
         return self.log
 

@@ -67,4 +67,4 @@ def cross_entropy(logits, targets):
                1.0 / N)
         return gl, None
 
-    return record(out, (logits, targets), backward)
+    return record(out, (logits, targets), backward, "cross_entropy")

@@ -154,7 +154,7 @@ def matmul(a, b, fast=None):
                             (M * K, 1, K), (M * N, N, 1), fast)
         return ga.reshape(a.shape), gb.reshape(b.shape)
 
-    return record(out, (a, b), backward)
+    return record(out, (a, b), backward, "matmul")
 
 
 def matmul_simple(a, b):

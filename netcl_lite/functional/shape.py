@@ -39,7 +39,7 @@ def reshape(x, shape):
     def backward(g):
         return (g.reshape(old),)
 
-    return record(x.value.reshape(shape), (x,), backward)
+    return record(x.value.reshape(shape), (x,), backward, "reshape")
 
 
 def _contiguous_strides(shape):
@@ -109,7 +109,7 @@ def permute(x, axes):
                g, gx, *args, rows)
         return (gx,)
 
-    return record(out, (x,), backward)
+    return record(out, (x,), backward, "permute")
 
 
 def transpose(x, dim0, dim1):
