@@ -91,10 +91,10 @@ def machine():
     text = f"{name} ({', '.join(simd) or 'no AVX'}), {os.cpu_count()} cores, " \
            f"{THREADS} threads"
     try:
-        from netcl_lite.core.tune import matmul_config
+        from netcl_lite.functional.matmul import tile_config
         queue = device_queue()
         dev = queue.device
-        cfg = matmul_config(queue)
+        cfg = tile_config(queue)
         text += (f"; OpenCL: {dev.name.strip()} ({dev.platform.version.strip()}),"
                  f" preferred float vector width {dev.preferred_vector_width_float},"
                  f" matmul tile {cfg['TILE_M']} x {cfg['TILE_V'] * cfg['VW']}"
