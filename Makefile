@@ -1,6 +1,7 @@
 # Tokens & Attention: every job a reader or CI needs.
 #   make test     install (into .venv unless an env is active), run every test
 #   make course   install, then build the course (_build/html/index.html)
+#   make pdf      install, then the whole course as one PDF (_build/course.pdf)
 #   make lab      open the chapters in JupyterLab
 #   make bench    benchmarks (ratios against numpy, torch, tiktoken)
 
@@ -16,7 +17,7 @@ endif
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.netcl_lite-installed
 
-.PHONY: install test course site lab bench clean
+.PHONY: install test course site pdf lab bench clean
 
 install: $(STAMP)
 
@@ -38,6 +39,11 @@ course: install
 
 site:
 	$(PY) tools/build_site.py
+
+# The same sources as one page (Sphinx singlehtml), printed by headless
+# Chromium with math typeset, figures, code and outputs (tools/build_pdf.py).
+pdf: install
+	$(PY) tools/build_pdf.py
 
 # JupyterLab on the repository, opened at chapters/ (tools/lab/: the file
 # browser lists each chapter once, as its notebook; a MyST twin opened by

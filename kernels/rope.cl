@@ -1,8 +1,9 @@
 // Rotary position embedding (RoPE), chapter 06.
 //   x is (R, S, d): R folds every leading dim (B, H, ...), d = 2 * pairs.
 //   Pair i of the row at sequence index s is (x[2i], x[2i+1]); it sits at
-//   position m = offset + s and turns by the angle m * theta_i, where
-//   theta_i = base^(-2i / d):
+//   position m = offset + s and turns by the angle scale * m * theta_i, where
+//   theta_i = base^(-2i / d) and scale is 1 for plain RoPE (chapter 12: a
+//   scale below 1 is position interpolation, 0 turns nothing, no positions):
 //       out0 = x0 cos - x1 sin,      out1 = x0 sin + x1 cos.
 //
 // Three kernels: rope_table computes (cos, sin) once per (s, i), then
@@ -24,19 +25,19 @@ typedef double angle_t;
 typedef float angle_t;
 #endif
 
-// table is (S, pairs, 2): (cos, sin) of (offset + s) * theta_i.
+// table is (S, pairs, 2): (cos, sin) of scale * (offset + s) * theta_i.
 // base = base_hi + base_lo: a float pair, so a double path sees the host's
 // double base to ~48 bits while kernel arguments stay 32-bit.
 __kernel void rope_table(__global float *table, const int S, const int pairs,
                          const int offset, const float base_hi,
-                         const float base_lo) {
+                         const float base_lo, const float scale) {
     int p = get_global_id(0);          // p = s * pairs + i
     if (p >= S * pairs) return;
     int s = p / pairs;
     int i = p - s * pairs;
     angle_t base = (angle_t)base_hi + (angle_t)base_lo;
     angle_t theta = pow(base, -(angle_t)(2 * i) / (angle_t)(2 * pairs));
-    angle_t angle = (angle_t)(offset + s) * theta;
+    angle_t angle = (angle_t)scale * (angle_t)(offset + s) * theta;
     table[2 * p] = (float)cos(angle);
     table[2 * p + 1] = (float)sin(angle);
 }

@@ -40,8 +40,11 @@ INTS = {"char": np.int8, "uchar": np.uint8, "short": np.int16,
 FLOATS = {"float": np.float32, "double": np.float64}
 # element type of a buffer -> the Tensor dtype it holds
 BUFFER_DTYPES = {"float": np.dtype(np.float32), "int": np.dtype(np.int32)}
+RANGES = {c: (int(np.iinfo(t).min), int(np.iinfo(t).max)) for c, t in INTS.items()}
 
-_KERNEL = re.compile(r"__kernel\s+void\s+(\w+)\s*\(([^)]*)\)")
+# "__kernel void name(...)", also with an attribute or a macro before void
+# ("__kernel WIDE void matmul_tiled(...)", kernels/register_tile.cl)
+_KERNEL = re.compile(r"__kernel\b[^;{}]*?\bvoid\s+(\w+)\s*\(([^)]*)\)")
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 
 
@@ -85,11 +88,10 @@ def _scalar(where, i, p, value):
     if p.ctype in INTS:
         if not isinstance(value, (bool, int, np.integer)):
             _fail(where, i, p, f"an {p.ctype}", value)
-        info = np.iinfo(INTS[p.ctype])
-        if not info.min <= int(value) <= info.max:
+        low, high = RANGES[p.ctype]
+        if not low <= value <= high:
             raise ValueError(f"{where}: argument {i + 1} {p.name!r} = {value} "
-                             f"does not fit in {p.ctype} "
-                             f"[{info.min}, {info.max}]")
+                             f"does not fit in {p.ctype} [{low}, {high}]")
         return INTS[p.ctype](value)
     if p.ctype in FLOATS:
         if isinstance(value, (bool, int, np.integer)) or \
@@ -112,7 +114,7 @@ def check_args(where, params, args):
             want = BUFFER_DTYPES.get(p.ctype)
             dtype = getattr(value, "dtype", None)
             if not hasattr(value, "buffer") or dtype is None or \
-                    (want is not None and dtype != want):
+                    (want is not None and dtype is not want and dtype != want):
                 what = "a float32" if p.ctype == "float" else f"an {p.ctype}32"
                 _fail(where, i, p, f"a __global {p.ctype} buffer: pass {what} "
                       "Tensor", value)

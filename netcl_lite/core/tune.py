@@ -8,7 +8,6 @@ CPU that runs AVX-512 natively wants float16 and 6 x 64. So:
 1. the device proposes: its preferred float vector width gives VW, and VW
    gives a few candidate tiles (``candidates``);
 2. on a CPU device, the first fast matmul in a process times each candidate
-   (``functional/matmul.py`` supplies the timing run)
    on a 384^3 product (best of five, alternating, in CPU time; about 1-3 s with PoCL's
    build cache cold, well under a second warm) and keeps the fastest;
 3. the choice is cached on disk, one entry per device and driver, so later
@@ -22,7 +21,8 @@ candidate. A GPU (or a simulator such as Oclgrind) is never timed: it gets
 the first candidate, a small float4 tile that is valid everywhere.
 
 >>> from netcl_lite.core.device import manager
->>> cfg = matmul_config(manager.default("cpu").queue)
+>>> from netcl_lite.functional.matmul import tile_config
+>>> cfg = tile_config(manager.default("cpu").queue)
 >>> sorted(cfg)                                  # build options of the tile
 ['TILE_M', 'TILE_V', 'VW']
 >>> cfg["VW"] in (4, 8, 16)
@@ -35,11 +35,14 @@ import pathlib
 import threading
 import time
 
+import numpy as np
 import pyopencl as cl
 
 from netcl_lite.core.program import untraced
+from netcl_lite.core.tensor import Tensor
 
 VERSION = 1            # bump when the kernels change what a choice means
+TUNE_N = 384           # the timed product is TUNE_N^3
 _chosen = {}           # device key -> config, for this process
 _lock = threading.Lock()
 
@@ -111,39 +114,58 @@ def _store(key, entry):
         pass  # a read-only home: tune again next time, still correct
 
 
-def matmul_config(queue, time_tiles=None):
+def _time_tiles(queue, tiles, square, rounds=5):
+    """CPU seconds per TUNE_N^3 product for each tile, best of ``rounds``.
+
+    ``square(a, config)`` computes a @ a with the tile ``config`` (the
+    caller's kernel: functional/matmul.py). The process's CPU time (PoCL's
+    worker threads are in this process), not the wall clock: on a shared
+    machine the wall clock also counts the time spent waiting for a core,
+    which has nothing to do with the tile.
+    """
+    n = TUNE_N
+    rng = np.random.default_rng(0)
+    a = Tensor.from_host(queue, rng.standard_normal((n, n)).astype(np.float32))
+    best = {t: float("inf") for t in tiles}
+    for t in tiles:                       # build and warm each one
+        square(a, as_config(t))
+    queue.finish()
+    for _ in range(rounds):
+        for t in tiles:
+            start = time.process_time()
+            square(a, as_config(t))
+            queue.finish()
+            best[t] = min(best[t], time.process_time() - start)
+    return best
+
+
+def matmul_config(queue, square):
     """The matmul tile for this queue's device: a dict of build macros.
 
-    ``time_tiles(queue, tiles) -> {tile: seconds}`` runs the candidates; the
-    matmul op supplies it (``functional/matmul.py``: core never imports the
-    ops). Without it, a choice cached on disk is used if there is one, else
-    the device's first candidate (not remembered: a later call may time).
-    """
+    ``square(a, config)``: a @ a with a given tile, used only to time the
+    candidates (functional/matmul.py passes its tiled kernel)."""
     device = queue.device
     key = device_key(device)
     with _lock:
         if key in _chosen:
             return _chosen[key]
         tiles = candidates(device)
+        choice = tiles[0]
         timed = is_cpu(device) and len(tiles) > 1 and \
             os.environ.get("NETCL_TUNE", "1") != "0"
-        if not timed:
-            _chosen[key] = as_config(tiles[0])
-            return _chosen[key]
-        cached = None if os.environ.get("NETCL_RETUNE") == "1" \
-            else _load().get(key)
-        if cached and tuple(cached.get("tile", ())) in tiles:
-            choice = tuple(cached["tile"])
-        elif time_tiles is None:
-            return as_config(tiles[0])
-        else:
-            start = time.perf_counter()
-            with untraced():              # not the caller's launches
-                seconds = time_tiles(queue, tiles)
-            choice = min(seconds, key=seconds.get)
-            _store(key, {"tile": list(choice),
-                         "ms": {str(list(t)): round(s * 1e3, 3)
-                                for t, s in seconds.items()},
-                         "tuning_s": round(time.perf_counter() - start, 2)})
+        if timed:
+            cached = None if os.environ.get("NETCL_RETUNE") == "1" \
+                else _load().get(key)
+            if cached and tuple(cached.get("tile", ())) in tiles:
+                choice = tuple(cached["tile"])
+            else:
+                start = time.perf_counter()
+                with untraced():          # not the caller's launches
+                    seconds = _time_tiles(queue, tiles, square)
+                choice = min(seconds, key=seconds.get)
+                _store(key, {"tile": list(choice),
+                             "ms": {str(list(t)): round(s * 1e3, 3)
+                                    for t, s in seconds.items()},
+                             "tuning_s": round(time.perf_counter() - start, 2)})
         _chosen[key] = as_config(choice)
         return _chosen[key]

@@ -34,8 +34,9 @@ import math
 from netcl_lite.autograd import nodes, record
 from netcl_lite.core.tensor import FLOAT, check_fits
 from netcl_lite.core.validate import check_qkv
-from netcl_lite.functional.elementwise import scale
-from netcl_lite.functional.flash_attention import DMAX, fused_attention
+from netcl_lite.functional.elementwise import scale as scale_op
+from netcl_lite.functional.flash_attention import (DMAX, fused_attention,
+                                                   score_scale)
 from netcl_lite.functional.matmul import matmul, matmul_strided
 from netcl_lite.functional.repeat_kv import repeat_kv
 from netcl_lite.functional.shape import reshape
@@ -78,46 +79,48 @@ def scores(q, k):
     return _scores(q, k)
 
 
-def _weights(q, k, causal):
-    d = q.shape[-1]
-    logits = scale(_scores(q, k), 1.0 / math.sqrt(d))    # (..., Sq, Sk)
+def _weights(q, k, causal, c):
+    logits = scale_op(_scores(q, k), c)                  # (..., Sq, Sk)
     return softmax(logits, causal=causal)                # (..., Sq, Sk)
 
 
-def attention_weights(q, k, causal=True):
+def attention_weights(q, k, causal=True, scale=None):
     """A = softmax(q k^T / sqrt(d) + M), (..., Sq, Sk); d = q.shape[-1].
 
     q is (..., Sq, d) and k is (..., Sk, d) with the same leading dims.
     M hides key j from query i when j > i + (Sk - Sq) (see ``F.softmax``).
+    ``scale`` replaces 1/sqrt(d) when given.
     """
     q, k = nodes(q, k, dtype=None, op="attention_weights")
     check_qkv("attention_weights", q, k, gqa=False)
-    return _weights(q, k, causal)
+    return _weights(q, k, causal, score_scale(q.shape[-1], scale,
+                                              "attention_weights"))
 
 
-def _naive(q, k, v, causal):
+def _naive(q, k, v, causal, c):
     # the (..., Sq, Sk) matrices held at once: scores, scaled scores, A
     *lead, Sq, _ = q.shape
     shape = (*lead, Sq, k.shape[-2])
     check_fits(q.queue, 3 * math.prod(shape) * FLOAT.itemsize,
                f"attention_naive's three float32 {shape} score matrices")
-    A = _weights(q, k, causal)                           # (..., Sq, Sk)
+    A = _weights(q, k, causal, c)                        # (..., Sq, Sk)
     return matmul(A, v)                                  # (..., Sq, dv)
 
 
-def attention_naive(q, k, v, causal=True):
-    """matmul(attention_weights(q, k, causal), v): four ops, (Sq, Sk) kept.
+def attention_naive(q, k, v, causal=True, scale=None):
+    """matmul(attention_weights(q, k, causal, scale), v): four ops, (Sq, Sk) kept.
 
     q (..., Sq, d), k (..., Sk, d), v (..., Sk, dv), same leading dims.
     The simple version of ``scaled_dot_product_attention`` and its oracle.
     """
     q, k, v = nodes(q, k, v, dtype=None, op="attention_naive")
     check_qkv("attention_naive", q, k, v, gqa=False)
-    return _naive(q, k, v, causal)
+    return _naive(q, k, v, causal, score_scale(q.shape[-1], scale,
+                                               "attention_naive"))
 
 
-def scaled_dot_product_attention(q, k, v, causal=True):
-    """A v with A = attention_weights(q, k, causal): (..., H, Sq, dv).
+def scaled_dot_product_attention(q, k, v, causal=True, scale=None):
+    """A v with A = attention_weights(q, k, causal, scale): (..., H, Sq, dv).
 
     q (..., H, Sq, d), k (..., HKV, Sk, d), v (..., HKV, Sk, dv); H == HKV
     (or the same leading dims) is plain attention.
@@ -127,12 +130,13 @@ def scaled_dot_product_attention(q, k, v, causal=True):
     """
     q, k, v = nodes(q, k, v, dtype=None, op="scaled_dot_product_attention")
     batch, H, HKV = check_qkv("scaled_dot_product_attention", q, k, v)
+    c = score_scale(q.shape[-1], scale, "scaled_dot_product_attention")
     if q.shape[-1] <= DMAX and v.shape[-1] <= DMAX:
-        return fused_attention(q, k, v, causal, batch, H, HKV)
+        return fused_attention(q, k, v, causal, batch, H, HKV, c)
     if H != HKV:  # the naive path needs one kv head per query head
         def repeat(x):                                   # (..., HKV, Sk, d)
             x = reshape(x, (batch, HKV, *x.shape[-2:]))
             x = repeat_kv(x, H // HKV)                   # (batch, H, Sk, d)
             return reshape(x, (*q.shape[:-2], *x.shape[-2:]))
         k, v = repeat(k), repeat(v)
-    return _naive(q, k, v, causal)
+    return _naive(q, k, v, causal, c)

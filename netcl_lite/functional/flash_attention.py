@@ -31,6 +31,7 @@ array([[10.  ,  1.  ],
 """
 
 import math
+import numbers
 
 from netcl_lite.autograd import nodes, record
 from netcl_lite.core.program import LOCAL_1D, ceil_div, launch
@@ -43,6 +44,22 @@ from netcl_lite.functional.flash_attention_simple import simple_attention
 RT, TR, TC = 2, 6, 16
 DMAX = 256       # the kernel's largest head dim
 LOG2E = 1.4426950408889634
+
+
+def score_scale(d, scale=None, op="attention"):
+    """The factor on q k^T: 1/sqrt(d) by default, else ``scale`` (chapter 11
+    trains with scale=1.0, no 1/sqrt(d_k), to see what the factor buys).
+
+    >>> score_scale(64), score_scale(64, scale=1.0)
+    (0.125, 1.0)
+    """
+    if scale is None:
+        return 1.0 / math.sqrt(d)
+    if isinstance(scale, bool) or not (isinstance(scale, numbers.Real) and
+                                       math.isfinite(scale) and scale > 0):
+        raise ValueError(f"{op}: scale must be a positive number or None, "
+                         f"got {scale!r}")
+    return float(scale)
 
 
 def _round16(n):
@@ -66,32 +83,36 @@ def _pack_rows(x, N, S, D):
     return out
 
 
-def flash_attention(q, k, v, causal=True, fast=True):
+def flash_attention(q, k, v, causal=True, fast=True, scale=None):
     """softmax(q k^T / sqrt(d) + M) v, fused; see the module docstring.
 
-    Memory: O(S d) per head (the output, one logsumexp per row, packed
-    copies of k and v); never (Sq, Sk). d and dv are at most 256 for the
-    fast kernel; ``fast=False`` runs the plain one (any d).
+    ``scale`` replaces 1/sqrt(d) when given (the kernels take it as an
+    argument). Memory: O(S d) per head (the output, one logsumexp per row,
+    packed copies of k and v); never (Sq, Sk). d and dv are at most 256 for
+    the fast kernel; ``fast=False`` runs the plain one (any d).
     """
     q, k, v = nodes(q, k, v, dtype=None, op="flash_attention")
     batch, H, HKV = check_qkv("flash_attention", q, k, v)
+    sm = score_scale(q.shape[-1], scale, "flash_attention")
     if not fast:
-        return simple_attention(q, k, v, causal, batch, H, HKV)
+        return simple_attention(q, k, v, causal, batch, H, HKV, sm)
     D, DV = q.shape[-1], v.shape[-1]
     if D > DMAX or DV > DMAX:
         raise ValueError(f"flash_attention: head dims d={D}, dv={DV}; the "
                          f"fused kernel takes at most {DMAX}")
-    return fused_attention(q, k, v, causal, batch, H, HKV)
+    return fused_attention(q, k, v, causal, batch, H, HKV, sm)
 
 
-def fused_attention(q, k, v, causal, batch, H, HKV):
-    """The fast kernel on nodes that ``check_qkv`` has passed, d, dv <= DMAX."""
+def fused_attention(q, k, v, causal, batch, H, HKV, sm=None):
+    """The fast kernel on nodes that ``check_qkv`` has passed, d, dv <= DMAX;
+    ``sm`` is the factor on q k^T (a checked ``score_scale``)."""
     *_, Sq, D = q.shape
     Sk, DV = k.shape[-2], v.shape[-1]
     rep = H // HKV
     BH, BHKV = batch * H, batch * HKV
     queue = q.queue
-    c = LOG2E / math.sqrt(D)
+    sm = score_scale(D) if sm is None else sm      # 1/sqrt(D) by default
+    c = LOG2E * sm
     causal = bool(causal)
     kt = _pack_panels(k.value, BHKV, Sk, D)        # (BHKV, Sk16/16, D, 16)
     vr = _pack_rows(v.value, BHKV, Sk, DV)         # (BHKV, Sk16, DV16)
@@ -115,7 +136,7 @@ def fused_attention(q, k, v, causal, batch, H, HKV):
         launch(queue, "flash_attention", "flash_attention_backward_dq",
                (BH * ceil_div(Sq, TR),), LOCAL_1D, qv, kt, kr, vt, out, g, lse2,
                gq, drow, BH, rep, Sq, Sk, _round16(Sk), D, _round16(D), DV,
-               c, 1.0 / math.sqrt(D), causal)
+               c, sm, causal)
         del kt, kr, vt
         qt = _pack_panels(qv, BH, Sq, D)           # (BH, Sq16/16, D, 16)
         qr = _pack_rows(qv, BH, Sq, D)             # (BH, Sq16, D16)
@@ -126,7 +147,7 @@ def fused_attention(q, k, v, causal, batch, H, HKV):
         launch(queue, "flash_attention", "flash_attention_backward_dkv",
                (BHKV * ceil_div(Sk, TR),), LOCAL_1D, kv, vv, qt, qr, gt, gr, lse2,
                drow, gk, gv, BHKV, rep, Sq, Sk, _round16(Sq), D, _round16(D),
-               DV, _round16(DV), c, 1.0 / math.sqrt(D), causal)
+               DV, _round16(DV), c, sm, causal)
         return gq, gk, gv
 
     return record(out, (q, k, v), backward, "flash_attention")

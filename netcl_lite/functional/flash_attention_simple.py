@@ -33,13 +33,14 @@ from netcl_lite.core.tensor import Tensor
 from netcl_lite.core.validate import check_qkv
 
 
-def simple_attention(q, k, v, causal, batch, H, HKV):
+def simple_attention(q, k, v, causal, batch, H, HKV, scale=None):
     """The plain kernel on nodes that ``check_qkv`` has passed."""
     *_, Sq, D = q.shape
     Sk, DV = k.shape[-2], v.shape[-1]
     rep = H // HKV                          # GQA: query heads per kv head
     BH, BHKV = batch * H, batch * HKV
-    queue, scale, causal = q.queue, 1.0 / math.sqrt(D), bool(causal)
+    scale = 1.0 / math.sqrt(D) if scale is None else scale
+    queue, causal = q.queue, bool(causal)
     out = Tensor.empty(queue, (*q.shape[:-1], DV))   # (..., H, Sq, DV)
     lse = Tensor.empty(queue, (BH, Sq))              # log sum_j exp(s_ij)
     launch(queue, "flash_attention_simple", "flash_attention_simple_forward",

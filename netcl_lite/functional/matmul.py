@@ -28,19 +28,17 @@ array([[ 7., 10.],
 """
 
 import math
-import time
 
 import numpy as np
 
 from netcl_lite.autograd import nodes, record
 from netcl_lite.core.program import LOCAL_1D, LOCAL_2D, ceil_div, launch
 from netcl_lite.core.tensor import Tensor
-from netcl_lite.core.tune import as_config, matmul_config, options
+from netcl_lite.core.tune import matmul_config, options
 from netcl_lite.core.validate import min_ndim
 
 FAST_MIN_MNK = 48 ** 3  # below: the simple kernel is faster (one launch, no tile)
 PACK_MIN_K = 512        # beyond this K, B is packed when its rows are 2 KB apart
-TUNE_N = 384            # the tuner times an n^3 product per candidate tile
 
 
 def matmul_simple_strided(a, b, batch, M, N, K, a_strides, b_strides):
@@ -72,33 +70,16 @@ def _b_in_place(N, K, b_strides, VW, NR):
             and N % VW == 0 and b_rs % VW == 0 and b_bs % VW == 0)
 
 
-def time_tiles(queue, tiles, n=TUNE_N, rounds=5):
-    """CPU seconds of an n^3 product for each tile, best of ``rounds``,
-    alternating (core/tune.py calls this once per device).
-
-    The process's CPU time (PoCL's worker threads are in this process), not
-    the wall clock: on a shared machine the wall clock also counts the time
-    spent waiting for a core, which has nothing to do with the tile.
-    """
-    rng = np.random.default_rng(0)
-    a = Tensor.from_host(queue, rng.standard_normal((n, n)).astype(np.float32))
-    strides = (n * n, n, 1)
-    best = {t: float("inf") for t in tiles}
-    for t in tiles:                       # build and warm each one
-        matmul_tiled_strided(a, a, 1, n, n, n, strides, strides, as_config(t))
-    queue.finish()
-    for _ in range(rounds):
-        for t in tiles:
-            start = time.process_time()
-            matmul_tiled_strided(a, a, 1, n, n, n, strides, strides, as_config(t))
-            queue.finish()
-            best[t] = min(best[t], time.process_time() - start)
-    return best
-
-
 def tile_config(queue):
-    """The register tile for this device (tuned on first use, see core/tune.py)."""
-    return matmul_config(queue, time_tiles)
+    """The register tile for this queue's device (core/tune.py chooses it,
+    timing a few candidates with ``_square`` on first use)."""
+    return matmul_config(queue, _square)
+
+
+def _square(a, config):
+    n = a.shape[0]
+    strides = (n * n, n, 1)
+    return matmul_tiled_strided(a, a, 1, n, n, n, strides, strides, config)
 
 
 def matmul_tiled_strided(a, b, batch, M, N, K, a_strides, b_strides, config=None):

@@ -1,5 +1,8 @@
 """sum over every value, deterministic (``kernels/reduce.cl``).
 
+The two-pass sum itself is ``core/tensor_ops.sum_tensor``, shared with the
+loss; this file adds its gradient.
+
 >>> import numpy as np
 >>> import netcl_lite.functional as F
 >>> from netcl_lite.core.device import manager

@@ -1,9 +1,11 @@
 """Rotary position embedding, RoPE (``kernels/rope.cl``; chapter 06).
 
-``rope(x, base=10000.0, offset=0)``: x is (..., S, d) with d even. The pair
-(x[2i], x[2i+1]) of the row at position m = offset + s turns by m * theta_i,
-theta_i = base ** (-2i / d). Turning q and k this way makes q . k depend only
-on their distance; ``offset`` places the rows later in a sequence (a cache).
+``rope(x, base=10000.0, offset=0, scale=1.0)``: x is (..., S, d) with d
+even. The pair (x[2i], x[2i+1]) of the row at position m = offset + s turns
+by scale * m * theta_i, theta_i = base ** (-2i / d). Turning q and k this way
+makes q . k depend only on their distance; ``offset`` places the rows later
+in a sequence (a cache). ``scale`` < 1 squeezes positions (position
+interpolation, chapter 12); ``scale=0`` turns nothing (no position encoding).
 
 >>> import numpy as np
 >>> import netcl_lite.functional as F
@@ -14,6 +16,9 @@ on their distance; ``offset`` places the rows later in a sequence (a cache).
 >>> np.round(F.rope(x).value.to_host(), 4)   # row 1 turns by 1 rad
 array([[1.    , 0.    ],
        [0.5403, 0.8415]], dtype=float32)
+>>> np.round(F.rope(x, scale=0.5).value.to_host(), 4)   # row 1 turns by 0.5
+array([[1.    , 0.    ],
+       [0.8776, 0.4794]], dtype=float32)
 """
 
 import math
@@ -29,17 +34,17 @@ from netcl_lite.core.validate import min_ndim
 I32_MAX = I32.max  # positions are int32 in the kernel
 
 
-def rope_table(queue, S, pairs, base, offset):
-    """(cos, sin) of (offset + s) * theta_i for every s, i -> (S, pairs, 2)."""
+def rope_table(queue, S, pairs, base, offset, scale=1.0):
+    """(cos, sin) of scale * (offset + s) * theta_i, every s, i -> (S, pairs, 2)."""
     base_hi = float(np.float32(base))
     base_lo = float(np.float32(base - base_hi))  # the part float32 drops
     table = Tensor.empty(queue, (S, pairs, 2))
     launch(queue, "rope", "rope_table", (S * pairs,), LOCAL_1D,
-           table, S, pairs, offset, base_hi, base_lo)
+           table, S, pairs, offset, base_hi, base_lo, scale)
     return table
 
 
-def _check(x, base, offset):
+def _check(x, base, offset, scale=1.0):
     min_ndim(x, 2, "rope", "x (..., S, d)")
     S, d = x.shape[-2:]
     if d % 2:
@@ -53,17 +58,21 @@ def _check(x, base, offset):
         )
     if not (isinstance(base, numbers.Real) and math.isfinite(base) and base > 0):
         raise ValueError(f"rope: base must be a positive number, got {base!r}")
+    if isinstance(scale, bool) or not (isinstance(scale, numbers.Real) and
+                                       math.isfinite(scale) and scale >= 0):
+        raise ValueError(f"rope: scale must be a number >= 0, got {scale!r}")
 
 
-def rope(x, base=10000.0, offset=0):
-    """Rotate the interleaved pairs of x (..., S, d) by their position."""
+def rope(x, base=10000.0, offset=0, scale=1.0):
+    """Rotate the interleaved pairs of x (..., S, d) by their (scaled) position."""
     (x,) = nodes(x, op="rope")
-    _check(x, base, offset)
+    _check(x, base, offset, scale)
     queue = x.queue
     S, d = x.shape[-2:]
     pairs = d // 2
     rows = x.value.size // d if d else 0        # every (..., s) row
-    table = rope_table(queue, S, pairs, float(base), int(offset))  # (S, d/2, 2)
+    table = rope_table(queue, S, pairs, float(base), int(offset),
+                       float(scale))                   # (S, d/2, 2)
     out = Tensor.empty(queue, x.shape)
     launch(queue, "rope", "rope_forward", (rows * pairs,), LOCAL_1D,
            x.value, table, out, rows, S, pairs)

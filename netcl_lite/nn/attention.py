@@ -18,6 +18,7 @@ import numpy as np
 
 import netcl_lite.functional as F
 from netcl_lite.autograd import as_node
+from netcl_lite.functional.flash_attention import score_scale
 from netcl_lite.nn.module import Module, normal_init, parameter
 
 
@@ -28,7 +29,8 @@ def _positive(**sizes):
 
 
 class MultiHeadAttention(Module):
-    def __init__(self, queue, dim, n_heads, causal=True, seed=0, n_kv_heads=None):
+    def __init__(self, queue, dim, n_heads, causal=True, seed=0, n_kv_heads=None,
+                 scale=None):
         n_kv_heads = n_heads if n_kv_heads is None else n_kv_heads
         _positive(dim=dim, n_heads=n_heads, n_kv_heads=n_kv_heads)
         if dim % n_heads:
@@ -43,6 +45,10 @@ class MultiHeadAttention(Module):
         self.dim, self.n_heads, self.n_kv_heads = dim, n_heads, n_kv_heads
         self.head_dim = dim // n_heads
         self.causal = causal
+        # the factor on q k^T; None: 1/sqrt(head_dim) (chapter 11 ablates it)
+        self.scale = scale
+        if scale is not None:
+            score_scale(self.head_dim, scale, type(self).__name__)  # checks it
         hd, kv = self.head_dim, n_kv_heads * self.head_dim
         rng = np.random.default_rng(seed)  # one stream, drawn in a fixed order
         self.wq = parameter(queue, normal_init(rng, dim, (dim, n_heads * hd)), "wq")
@@ -103,7 +109,8 @@ class MultiHeadAttention(Module):
         self.check_input(x)
         q, k, _ = self.project(x)
         k = F.repeat_kv(k, self.n_heads // self.n_kv_heads)  # (B, H, S, Dh)
-        return F.attention_weights(q, k, causal=self.causal)  # (B, H, S, S)
+        return F.attention_weights(q, k, causal=self.causal,
+                                   scale=self.scale)              # (B, H, S, S)
 
     def forward(self, x, offset=None, cache=None):
         """x (B, S, D) at positions offset.. (default: after the cache's)."""
@@ -117,7 +124,8 @@ class MultiHeadAttention(Module):
             k, v = cache.append(k, v)                    # (B, HKV, Sk, Dh)
         # GQA: each kv head serves H // HKV query heads (a no-op when H == HKV);
         # the fused kernel reads kv head h // (H // HKV) itself, no copies
-        o = F.scaled_dot_product_attention(q, k, v, causal=self.causal)  # (B, H, S, Dh)
+        o = F.scaled_dot_product_attention(q, k, v, causal=self.causal,
+                                           scale=self.scale)  # (B, H, S, Dh)
         o = F.transpose(o, 1, 2)                         # (B, S, H, Dh)
         o = F.reshape(o, (B, S, H * self.head_dim))      # (B, S, D)
         return F.matmul(o, self.wo)                      # (B, S, D)

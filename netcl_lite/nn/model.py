@@ -58,6 +58,8 @@ class DecoderConfig:
     max_seq_len: int = 64
     hidden_dim: int = 0          # 0: swiglu_hidden(dim)
     rope_base: float = 10000.0
+    rope_scale: float = 1.0      # positions x this: 1/4 interpolates, 0 = NoPE
+    attn_scale: float = 0.0      # 0: 1/sqrt(head_dim) on the scores
     norm_eps: float = 1e-6
     seed: int = 0
 
@@ -77,6 +79,11 @@ class DecoderConfig:
                 raise ValueError(
                     f"DecoderConfig: {name} must be positive, got {getattr(self, name)}"
                 )
+        if self.rope_scale < 0 or self.attn_scale < 0:
+            raise ValueError(
+                f"DecoderConfig: rope_scale and attn_scale must be >= 0, got "
+                f"{self.rope_scale} and {self.attn_scale}"
+            )
         if self.hidden_dim < 0:
             raise ValueError(f"DecoderConfig: hidden_dim must be >= 0, got "
                              f"{self.hidden_dim}")
@@ -138,7 +145,8 @@ class DecoderLM(Module):
         self.blocks = [
             DecoderBlock(queue, c.dim, c.n_heads, c.n_kv_heads, c.max_seq_len,
                          c.hidden_dim, base=c.rope_base, eps=c.norm_eps,
-                         seed=int(seeds[1 + i]))
+                         seed=int(seeds[1 + i]), rope_scale=c.rope_scale,
+                         attn_scale=c.attn_scale or None)
             for i in range(c.n_layers)
         ]
         self.norm = RMSNorm(queue, c.dim, c.norm_eps)

@@ -13,6 +13,11 @@ Section 6 of the chapter document runs this module:
 
 Parameters: ``wq`` (dim, H*Dh), ``wk`` and ``wv`` (dim, HKV*Dh), ``wo``
 (H*Dh, dim) with Dh = dim // H. Query head h reads kv head h // (H // HKV).
+
+``rope_scale`` multiplies every position before it turns q and k: 1 is plain
+RoPE, 1/4 is position interpolation to four times the trained length, 0 is
+no position encoding at all (chapters 11 and 12). ``scale`` replaces the
+1/sqrt(Dh) on the scores when given.
 """
 
 import netcl_lite.functional as F
@@ -21,9 +26,9 @@ from netcl_lite.nn.attention import MultiHeadAttention
 
 class RotaryAttention(MultiHeadAttention):
     def __init__(self, queue, dim, n_heads, n_kv_heads, max_seq_len,
-                 base=10000.0, causal=True, seed=0):
+                 base=10000.0, causal=True, seed=0, rope_scale=1.0, scale=None):
         super().__init__(queue, dim, n_heads, causal=causal, seed=seed,
-                         n_kv_heads=n_kv_heads)
+                         n_kv_heads=n_kv_heads, scale=scale)
         if self.head_dim % 2:
             raise ValueError(
                 f"RoPE rotates pairs, so the head dim must be even; "
@@ -32,6 +37,7 @@ class RotaryAttention(MultiHeadAttention):
         if max_seq_len <= 0:
             raise ValueError(f"max_seq_len must be positive, got {max_seq_len}")
         self.max_seq_len, self.base = max_seq_len, float(base)
+        self.rope_scale = float(rope_scale)
 
     def check_input(self, x, offset=0):
         super().check_input(x, offset)
@@ -43,4 +49,5 @@ class RotaryAttention(MultiHeadAttention):
             )
 
     def rotate(self, x, offset):
-        return F.rope(x, base=self.base, offset=offset)  # (B, n, S, Dh)
+        return F.rope(x, base=self.base, offset=offset,
+                      scale=self.rope_scale)             # (B, n, S, Dh)

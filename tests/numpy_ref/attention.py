@@ -60,27 +60,32 @@ def softmax_vjp(x, g, causal=False):
     return [y * (g - np.sum(g * y, axis=-1, keepdims=True))]
 
 
-def attention_weights(q, k, causal=True):
-    d = q.shape[-1]
-    return softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(d), causal)
+def _factor(d, scale):
+    """The factor on q k^T: 1/sqrt(d) unless a scale is given."""
+    return 1 / np.sqrt(d) if scale is None else scale
 
 
-def attention_weights_vjp(q, k, g, causal=True):
-    d = q.shape[-1]
-    logits = q @ np.swapaxes(k, -1, -2) / np.sqrt(d)    # (..., Sq, Sk)
+def attention_weights(q, k, causal=True, scale=None):
+    c = _factor(q.shape[-1], scale)
+    return softmax(q @ np.swapaxes(k, -1, -2) * c, causal)
+
+
+def attention_weights_vjp(q, k, g, causal=True, scale=None):
+    c = _factor(q.shape[-1], scale)
+    logits = q @ np.swapaxes(k, -1, -2) * c             # (..., Sq, Sk)
     (gl,) = softmax_vjp(logits, g, causal)
-    gq = gl @ k / np.sqrt(d)
-    gk = np.swapaxes(gl, -1, -2) @ q / np.sqrt(d)
+    gq = gl @ k * c
+    gk = np.swapaxes(gl, -1, -2) @ q * c
     return [gq, gk]
 
 
-def scaled_dot_product_attention(q, k, v, causal=True):
-    return attention_weights(q, k, causal) @ v
+def scaled_dot_product_attention(q, k, v, causal=True, scale=None):
+    return attention_weights(q, k, causal, scale) @ v
 
 
-def scaled_dot_product_attention_vjp(q, k, v, g, causal=True):
-    A = attention_weights(q, k, causal)                  # (..., Sq, Sk)
+def scaled_dot_product_attention_vjp(q, k, v, g, causal=True, scale=None):
+    A = attention_weights(q, k, causal, scale)           # (..., Sq, Sk)
     gA = g @ np.swapaxes(v, -1, -2)
     gv = np.swapaxes(A, -1, -2) @ g
-    gq, gk = attention_weights_vjp(q, k, gA, causal)
+    gq, gk = attention_weights_vjp(q, k, gA, causal, scale)
     return [gq, gk, gv]

@@ -7,10 +7,10 @@ input (None for integer ids/targets).
 import numpy as np
 
 
-def rope_angles(S, d, base=10000.0, offset=0):
-    """(S, d/2): (offset + s) * theta_i with theta_i = base ** (-2i / d)."""
+def rope_angles(S, d, base=10000.0, offset=0, scale=1.0):
+    """(S, d/2): scale * (offset + s) * theta_i, theta_i = base ** (-2i / d)."""
     theta = base ** (-np.arange(0, d, 2) / d)            # (d/2,)
-    return (offset + np.arange(S))[:, None] * theta      # (S, d/2)
+    return scale * (offset + np.arange(S))[:, None] * theta   # (S, d/2)
 
 
 def _rotate(x, angles):
@@ -22,14 +22,14 @@ def _rotate(x, angles):
     return out
 
 
-def rope(x, base=10000.0, offset=0):
+def rope(x, base=10000.0, offset=0, scale=1.0):
     S, d = x.shape[-2:]
-    return _rotate(x, rope_angles(S, d, base, offset))
+    return _rotate(x, rope_angles(S, d, base, offset, scale))
 
 
-def rope_vjp(x, g, base=10000.0, offset=0):
+def rope_vjp(x, g, base=10000.0, offset=0, scale=1.0):
     S, d = x.shape[-2:]
-    return [_rotate(g, -rope_angles(S, d, base, offset))]
+    return [_rotate(g, -rope_angles(S, d, base, offset, scale))]
 
 
 def repeat_kv(x, n_rep):

@@ -1,5 +1,5 @@
 """The fused attention kernel (kernels/flash_attention.cl) against numpy and
-against the three-kernel path (F.attention_naive), its oracle."""
+against the four-kernel path (F.attention_naive), its oracle."""
 
 import numpy as np
 import pytest

@@ -156,11 +156,13 @@ def test_tuner_caches_its_choice(queue, tmp_path, monkeypatch):
         assert len(entry["ms"]) == len(tune.candidates(queue.device))
     monkeypatch.delenv("NETCL_RETUNE")
     monkeypatch.setattr(tune, "_chosen", {})
-    assert tune.matmul_config(queue, time_tiles=None) == cfg   # from the file
+    monkeypatch.setattr(tune, "_time_tiles", None)  # a second timing would fail
+    assert tile_config(queue) == cfg
 
 
 def test_tuning_runs_stay_out_of_traces(queue, tmp_path, monkeypatch):
     from netcl_lite.core import tune
+    from netcl_lite.functional.matmul import tile_config
 
     monkeypatch.setenv("NETCL_TUNE_CACHE", str(tmp_path / "tune.json"))
     monkeypatch.setattr(tune, "_chosen", {})

@@ -73,7 +73,7 @@ def _float_angle_rope(queue):
         n = -(-S * d // 2 // 64) * 64             # pairs, rounded up to 64
         table_k(queue, (n,), (64,), table.buffer, np.int32(S),
                 np.int32(d // 2), np.int32(offset), np.float32(10000.0),
-                np.float32(0.0))
+                np.float32(0.0), np.float32(1.0))
         fwd_k(queue, (n,), (64,), x.buffer, table.buffer, out.buffer,
               np.int32(S), np.int32(S), np.int32(d // 2))
         return out.to_host()
