@@ -1,6 +1,7 @@
 # Tokens & Attention: every job a reader or CI needs.
 #   make test     install (into .venv unless an env is active), run every test
 #   make course   install, then build the course (_build/html/index.html)
+#   make pdf      install, then the whole course as one PDF (_build/course.pdf)
 #   make lab      open the chapters in JupyterLab
 #   make bench    benchmarks (ratios against numpy, torch, tiktoken)
 
@@ -16,7 +17,7 @@ endif
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.netcl_lite-installed
 
-.PHONY: install test course site lab bench clean
+.PHONY: install test course site pdf lab bench clean
 
 install: $(STAMP)
 
@@ -39,6 +40,11 @@ course: install
 site:
 	$(PY) tools/build_site.py
 
+# The same sources as one page (Sphinx singlehtml), printed by headless
+# Chromium with math typeset, figures, code and outputs (tools/build_pdf.py).
+pdf: install
+	$(PY) tools/build_pdf.py
+
 # JupyterLab on the repository, opened at chapters/ (tools/lab/: the file
 # browser lists each chapter once, as its notebook; a MyST twin opened by
 # path opens as a notebook too, through jupytext).
@@ -48,9 +54,14 @@ LAB_FLAGS := --config="$(CURDIR)/tools/lab/jupyter_lab_config.py" \
 lab: install
 	$(VENV)/bin/jupyter lab $(LAB_FLAGS)
 
+# torch for the bench's torch columns: the CPU-only wheel (PyPI's pulls CUDA)
+TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
+
 # One run, one table (bench/report.py also runs bench/tokenizer.py). OpenBLAS
 # core-type overrides that some machines set would slow numpy: unset here only.
 bench: install
+	@$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install --quiet torch \
+		--index-url $(TORCH_CPU_INDEX) || echo "torch CPU wheel: not reachable"
 	$(PY) -m pip install --quiet -e ".[bench]"
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(PY) bench/report.py
 

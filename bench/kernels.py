@@ -1,13 +1,15 @@
 """Kernel benchmarks (`make bench`): netcl_lite next to numpy and torch.
 
-- matmul GFLOP/s: the packed kernel (F.matmul), the simple one (small n),
-  numpy (OpenBLAS), torch; and the machine's peak estimate
-- attention, B=1 H=8 d=64 causal, S in {256, 1024, 4096}: the three-kernel
+- matmul GFLOP/s: the tiled kernel (F.matmul), the simple one (small n),
+  numpy (OpenBLAS), torch; n x n and chapter 09's training shapes
+- attention, B=1 H=8 d=64 causal, S in {256, 1024, 4096}: the four-kernel
   path (F.attention_naive), the fused kernel (F.scaled_dot_product_attention),
   numpy (float32, S x S materialized), torch's CPU SDPA; ms and the peak
   process memory one call adds (peak RSS minus RSS before the call, in a
   fresh subprocess: tracemalloc cannot see OpenCL buffers); the fused kernel
-  also at S = 8192
+  also at S = 8192; forward and forward + backward against torch SDPA
+- chapter 09's training step and KV-cache generation against a torch twin
+  (bench/train_step.py)
 - build: every kernel file built with PoCL's cache empty (cold) and full (warm),
   and the first chapter's first kernel (import, device, one matmul)
 
@@ -70,9 +72,12 @@ def blas_info():
 
 
 def machine():
-    """One line about this machine, and the fp32 peak estimate in GFLOP/s."""
+    """One line about this machine, from what it reports: the CPU model and
+    its vector instructions (/proc/cpuinfo), the OpenCL device and its
+    preferred float vector width, the matmul tile the tuner chose for it,
+    and the load average (other processes share the cores)."""
     name = platform.processor() or platform.machine()
-    flags = ""
+    flags = []
     try:
         for line in open("/proc/cpuinfo"):
             if line.startswith("model name"):
@@ -82,14 +87,28 @@ def machine():
                 break
     except OSError:
         pass
-    # FLOP per cycle per core: 2 FMA pipes x 8 fp32 lanes x 2 with AVX2+FMA
-    # (Zen 4 runs AVX-512 as two 256-bit halves, so no more than that)
-    per_cycle = 32 if "fma" in flags else (16 if "avx" in flags else 8)
-    ghz = float(os.environ.get("BENCH_CLOCK_GHZ", "3.6"))
-    peak = THREADS * per_cycle * ghz
-    text = (f"{name}, {os.cpu_count()} cores, {THREADS} threads; peak estimate "
-            f"{THREADS} x {per_cycle} FLOP/cycle x {ghz} GHz = {peak:.0f} GFLOP/s")
-    return text, peak
+    simd = [f for f in ("avx512f", "avx2", "fma") if f in flags]
+    text = f"{name} ({', '.join(simd) or 'no AVX'}), {os.cpu_count()} cores, " \
+           f"{THREADS} threads"
+    try:
+        from netcl_lite.functional.matmul import tile_config
+        queue = device_queue()
+        dev = queue.device
+        cfg = tile_config(queue)
+        text += (f"; OpenCL: {dev.name.strip()} ({dev.platform.version.strip()}),"
+                 f" preferred float vector width {dev.preferred_vector_width_float},"
+                 f" matmul tile {cfg['TILE_M']} x {cfg['TILE_V'] * cfg['VW']}"
+                 f" in float{cfg['VW']}")
+    except Exception as err:  # noqa: BLE001 - the report still runs
+        text += f"; OpenCL device: {err}"
+    return text
+
+
+def load_average():
+    try:
+        return "load average %.1f %.1f %.1f" % os.getloadavg()
+    except OSError:
+        return "load average unknown"
 
 
 # --- timing ---------------------------------------------------------------------
@@ -143,6 +162,37 @@ def bench_matmul(sizes=MATMUL_SIZES):
         assert np.allclose(got, a @ b, rtol=1e-3, atol=1e-3 * math.sqrt(n))
         best = interleaved_best(fns, repeats={256: 30, 1024: 20}.get(n, 8))
         rows.append({"n": n, **{k: 2 * n**3 / t / 1e9 for k, t in best.items()}})
+    return rows
+
+
+# chapter 09's training shapes: (tokens x D) @ (D x hidden) and the head
+SKINNY = ((2048, 128, 352), (2048, 352, 128), (2048, 128, 1024))
+
+
+def bench_matmul_shapes(shapes=SKINNY):
+    """GFLOP/s at (M x K) @ (K x N), netcl_lite next to numpy and torch."""
+    import netcl_lite.functional as F
+    from netcl_lite.core.tensor import Tensor
+
+    q, torch = device_queue(), torch_or_none()
+    rows = []
+    for M, K, N in shapes:
+        rng = np.random.default_rng(M + K + N)
+        a = rng.standard_normal((M, K)).astype(np.float32)
+        b = rng.standard_normal((K, N)).astype(np.float32)
+        A, B = Tensor.from_host(q, a), Tensor.from_host(q, b)
+        fns = {"netcl_lite": lambda: F.matmul(A, B).value.to_host(),
+               "numpy": lambda: a @ b}
+        if torch is not None:
+            ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+            fns["torch"] = lambda: ta @ tb
+        for fn in fns.values():
+            fn()
+        assert np.allclose(fns["netcl_lite"](), a @ b, rtol=1e-3,
+                           atol=1e-3 * math.sqrt(K))
+        best = interleaved_best(fns, repeats=15)
+        rows.append({"shape": (M, K, N),
+                     **{k: 2 * M * N * K / t / 1e9 for k, t in best.items()}})
     return rows
 
 
@@ -236,6 +286,56 @@ def bench_attention(lengths=ATTN_LENGTHS):
     return rows
 
 
+def attention_train_runner(impl, S):
+    """Forward + backward of causal attention (B=1 H=8 d=64), seeded dO."""
+    qa, ka, va = attention_inputs(S)
+    g = attention_inputs(S, seed=1)[0]
+    if impl == "torch":
+        torch = torch_or_none()
+        tq, tk, tv = (torch.from_numpy(x).requires_grad_() for x in (qa, ka, va))
+        tg = torch.from_numpy(g)
+        sdpa = torch.nn.functional.scaled_dot_product_attention
+
+        def run():
+            out = sdpa(tq, tk, tv, is_causal=True)
+            grads = torch.autograd.grad(out, (tq, tk, tv), tg)
+            return [x.numpy() for x in grads]
+        return run
+    import netcl_lite.autograd as ag
+    import netcl_lite.functional as F
+    from netcl_lite.core.tensor import Tensor
+    q = device_queue()
+    Q, K, V, G = (Tensor.from_host(q, x) for x in (qa, ka, va, g))
+
+    def run():
+        with ag.Tape() as tape:
+            xs = [ag.tensor(t) for t in (Q, K, V)]
+            out = F.scaled_dot_product_attention(*xs, causal=True)
+        tape.backward(out, G)
+        return [x.grad.to_host() for x in xs]
+    return run
+
+
+def bench_attention_torch(lengths=(1024, 2048, 4096, 8192)):
+    """The fused kernel against torch SDPA: forward, and forward + backward
+    (S <= 4096), ms; the ratio is what the issue's goals are stated in."""
+    if torch_or_none() is None:
+        return []
+    rows = []
+    for S in lengths:
+        fns = {"fused": attention_runner("fused", S),
+               "torch": attention_runner("torch", S)}
+        if S <= 4096:
+            fns["fused fwd+bwd"] = attention_train_runner("fused", S)
+            fns["torch fwd+bwd"] = attention_train_runner("torch", S)
+            mine, theirs = fns["fused fwd+bwd"](), fns["torch fwd+bwd"]()
+            for x, y in zip(mine, theirs):
+                assert np.allclose(x, y, atol=2e-4), float(np.abs(x - y).max())
+        best = interleaved_best(fns, repeats={1024: 6, 2048: 4}.get(S, 2))
+        rows.append({"S": S, "ms": {k: t * 1e3 for k, t in best.items()}})
+    return rows
+
+
 def bench_long(S=8192):
     """The fused kernel at S = 8192: one S x S fp32 matrix would be 256 MiB."""
     res = peak_rss_growth("fused", S)
@@ -248,7 +348,8 @@ def _build_child():
     start = time.perf_counter()
     from netcl_lite.core.program import kernels
     q = device_queue()
-    files = sorted(p.stem for p in (ROOT / "kernels").glob("*.cl"))
+    files = sorted(p.stem for p in (ROOT / "kernels").glob("*.cl")
+                   if "__kernel" in p.read_text())   # not the shared headers
     t0 = time.perf_counter()
     for name in files:
         kernels(q.context, name)
@@ -308,15 +409,41 @@ def fmt(x, digits=0):
     return "-" if x is None else f"{x:.{digits}f}"
 
 
-def matmul_table(rows, peak):
+def matmul_table(rows):
     lines = ["| n | netcl_lite | numpy | torch | netcl_lite / numpy | "
-             "netcl_lite simple | peak estimate |",
-             "|---|---|---|---|---|---|---|"]
+             "netcl_lite simple |",
+             "|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(
             f"| {r['n']} | {fmt(r['netcl_lite'])} | {fmt(r['numpy'])} | "
             f"{fmt(r.get('torch'))} | {r['netcl_lite'] / r['numpy']:.2f} | "
-            f"{fmt(r.get('netcl_lite simple'), 1)} | {peak:.0f} |")
+            f"{fmt(r.get('netcl_lite simple'), 1)} |")
+    return "\n".join(lines)
+
+
+def shapes_table(rows):
+    lines = ["| (M x K) @ (K x N) | netcl_lite | numpy | torch | "
+             "netcl_lite / numpy |", "|---|---|---|---|---|"]
+    for r in rows:
+        M, K, N = r["shape"]
+        lines.append(f"| ({M} x {K}) @ ({K} x {N}) | {fmt(r['netcl_lite'])} | "
+                     f"{fmt(r['numpy'])} | {fmt(r.get('torch'))} | "
+                     f"{r['netcl_lite'] / r['numpy']:.2f} |")
+    return "\n".join(lines)
+
+
+def torch_attention_table(rows):
+    lines = ["| S | fused fwd | torch fwd | fused / torch | fused fwd+bwd | "
+             "torch fwd+bwd | fused / torch |", "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        ms = r["ms"]
+
+        def pair(a, b):
+            if a not in ms:
+                return "- | - | -"
+            return f"{ms[a]:.1f} | {ms[b]:.1f} | {ms[a] / ms[b]:.2f}"
+        lines.append(f"| {r['S']} | {pair('fused', 'torch')} | "
+                     f"{pair('fused fwd+bwd', 'torch fwd+bwd')} |")
     return "\n".join(lines)
 
 
@@ -353,23 +480,48 @@ def build_table(b):
 
 def run_all():
     """Every kernel benchmark -> a dict of results (report.py prints them)."""
-    text, peak = machine()
-    return {"machine": text, "peak": peak, "blas": blas_info(),
-            "torch": getattr(torch_or_none(), "__version__", None),
-            "matmul": bench_matmul(), "attention": bench_attention(),
-            "long": bench_long(), "build": bench_build()}
+    import train_step
+
+    res = {"machine": machine(), "blas": blas_info(), "load": [load_average()],
+           "torch": getattr(torch_or_none(), "__version__", None),
+           "matmul": bench_matmul(), "shapes": bench_matmul_shapes(),
+           "attention": bench_attention(), "long": bench_long(),
+           "attention_torch": bench_attention_torch()}
+    if res["torch"]:
+        res["train"], res["first_loss"] = train_step.compare()
+        res["generate"], res["same_tokens"] = train_step.generation()
+    res["build"] = bench_build()
+    res["load"].append(load_average())
+    return res
 
 
 def tables(res):
-    return "\n\n".join([
-        f"Machine: {res['machine']}. numpy: {res['blas']}. "
-        f"torch: {res['torch'] or 'not installed'}.",
-        "Matmul, float32 GFLOP/s (n x n @ n x n):", matmul_table(
-            res["matmul"], res["peak"]),
-        "Attention forward, B=1 H=8 d=64 causal: ms, and (in brackets) the "
-        "peak process memory one call adds, MiB:",
-        attention_table(res["attention"], res["long"]),
-        "Kernel build (PoCL):", build_table(res["build"])])
+    out = [f"Machine: {res['machine']}. numpy: {res['blas']}. "
+           f"torch: {res['torch'] or 'not installed'}. At the start and the "
+           f"end: {', '.join(res['load'])}.",
+           "Matmul, float32 GFLOP/s (n x n @ n x n):", matmul_table(res["matmul"]),
+           "Matmul at chapter 09's training shapes, GFLOP/s:",
+           shapes_table(res["shapes"]),
+           "Attention forward, B=1 H=8 d=64 causal: ms, and (in brackets) the "
+           "peak process memory one call adds, MiB (naive: four kernels, "
+           "the S x S weights stored):",
+           attention_table(res["attention"], res["long"])]
+    if res.get("attention_torch"):
+        out += ["The fused kernel against torch SDPA, B=1 H=8 d=64 causal, ms:",
+                torch_attention_table(res["attention_torch"])]
+    if res.get("train"):
+        import train_step
+        out += ["Chapter 09's model (bench/train_step.py: a torch twin with the "
+                "same weights; first losses "
+                f"{res['first_loss']['netcl_lite']:.5f} and "
+                f"{res['first_loss']['torch']:.5f}):",
+                train_step.table(res["train"]),
+                "KV-cache generation, one sequence, greedy, 56 new tokens: "
+                + ", ".join(f"{k} {v:.0f} tokens/s" for k, v in
+                            res["generate"].items())
+                + f" ({res['same_tokens']} of 56 tokens identical)."]
+    out += ["Kernel build (PoCL):", build_table(res["build"])]
+    return "\n\n".join(out)
 
 
 if __name__ == "__main__":

@@ -1,13 +1,10 @@
-// Join two buffers row by row: the KV-cache appends new positions.
+// Join two buffers row by row, and split a gradient back.
 //   a is (R, A), b is (R, Bn) -> out is (R, A + Bn)
-// The cache views k (B, HKV, S, Dh) as (B*HKV, S*Dh), so row r of out is
-// head r's past keys followed by its new ones, already in (S, Dh) order.
-// A 2-D launch, (column, row): no division per value, and PoCL vectorizes
-// along the columns (the innermost dimension).
-//
-// Only a forward kernel: the cache runs at inference, outside any tape,
-// so no gradient ever flows through it. (Its backward would be the split:
-// grad_a = grad_out[:, :A], grad_b = grad_out[:, A:].)
+// Concatenating along an axis is this with R = the product of the sizes
+// before the axis: the KV-cache views k (B, HKV, S, Dh) as (B*HKV, S*Dh),
+// so row r of out is head r's past keys followed by its new ones, already
+// in (S, Dh) order. A 2-D launch, (column, row): no division per value,
+// and PoCL vectorizes along the columns (the innermost dimension).
 
 __kernel void concat_forward(__global const float *a, __global const float *b,
                              __global float *out,
@@ -17,4 +14,16 @@ __kernel void concat_forward(__global const float *a, __global const float *b,
     int W = A + Bn;
     if (c >= W || r >= R) return;
     out[r * W + c] = c < A ? a[r * A + c] : b[r * Bn + (c - A)];
+}
+
+// The split: grad_a = grad_out[:, :A], grad_b = grad_out[:, A:].
+__kernel void concat_backward(__global const float *grad_out,
+                              __global float *grad_a, __global float *grad_b,
+                              const int R, const int A, const int Bn) {
+    int c = get_global_id(0);   // column of grad_out
+    int r = get_global_id(1);   // row
+    int W = A + Bn;
+    if (c >= W || r >= R) return;
+    if (c < A) grad_a[r * A + c] = grad_out[r * W + c];
+    else grad_b[r * Bn + (c - A)] = grad_out[r * W + c];
 }

@@ -16,6 +16,8 @@
 //     (the matmul kernel's tile), updates each row's running max m and sum l
 //     (online softmax), and adds P V into its 12 x DV output rows. The block
 //     of k and v (2 x 16 KB at d = 64) is read once for the 12 rows.
+//     The tile is matmul's (kernels/register_tile.cl) in its AVX2 shape,
+//     6 rows x 2 float8: TC = 16 keys per panel.
 //   * scores live in base 2: s2 = q.k * (log2(e) / sqrt(d)), so p = 2^(s2 - m)
 //     and the forward stores lse2 = m + log2(l) per row, which is all the
 //     backward needs to rebuild any block of P.
@@ -30,16 +32,22 @@
 #define DMAX 256   // largest head dim (python falls back beyond it)
 // private arrays read as float8 must sit on 32-byte boundaries
 #define ALIGNED __attribute__((aligned(32)))
+// the shared register tile: TR rows x TILE_V * VW = TC columns
+#define VW 8
+#define TILE_M TR
+#define TILE_V 2
+#include "register_tile.cl"
 
-// 2^x for x <= 0 (x = -inf gives 0), no builtins. x = k + f with k an
-// integer and |f| <= 1/2; 2^f is its Taylor polynomial (error < 2e-7) and
-// 2^k is built in the exponent bits. Adding 1.5 * 2^23 rounds to an integer.
+// 2^x for x <= 0 (x = -inf gives 0, NaN gives NaN), no builtins. x = k + f
+// with k an integer and |f| <= 1/2; 2^f is its Taylor polynomial (error
+// < 2e-7) and 2^k is built in the exponent bits. Adding 1.5 * 2^23 rounds
+// to an integer. NaN (x != x) is passed through at the end.
 float8 exp2_poly(float8 x) {
-    x = x > (float8)(-126.0f) ? x : (float8)(-126.0f);
-    float8 big = x + 12582912.0f;                 // 0x1.8p23
-    float8 kf = big - 12582912.0f;                // round(x)
+    float8 xc = x > (float8)(-126.0f) ? x : (float8)(-126.0f);
+    float8 big = xc + 12582912.0f;                // 0x1.8p23
+    float8 kf = big - 12582912.0f;                // round(xc)
     int8 ki = as_int8(big) - 0x4B400000;          // the same, as an integer
-    float8 f = x - kf;
+    float8 f = xc - kf;
     float8 p = 1.5403530e-4f;                     // ln2^6 / 6!
     p = p * f + 1.3333558e-3f;
     p = p * f + 9.6181291e-3f;
@@ -49,13 +57,17 @@ float8 exp2_poly(float8 x) {
     p = p * f + 1.0f;
     float8 scale = as_float8((ki + 127) << 23);   // 2^k
     float8 r = p * scale;
-    return x > (float8)(-126.0f) ? r : (float8)(0.0f);
+    r = xc > (float8)(-126.0f) ? r : (float8)(0.0f);
+    return x != x ? x : r;
 }
 
+// max(a, b) per lane that keeps a NaN (plain a > b ? a : b would drop it)
+float8 max_nan(float8 a, float8 b) { return ((a > b) | (a != a)) ? a : b; }
+
 float hmax8(float8 v) {
-    float4 a = v.lo > v.hi ? v.lo : v.hi;
-    float2 b = a.lo > a.hi ? a.lo : a.hi;
-    return b.x > b.y ? b.x : b.y;
+    float4 a = ((v.lo > v.hi) | (v.lo != v.lo)) ? v.lo : v.hi;
+    float2 b = ((a.lo > a.hi) | (a.lo != a.lo)) ? a.lo : a.hi;
+    return (b.x > b.y || b.x != b.x) ? b.x : b.y;
 }
 
 float hsum8(float8 v) {
@@ -65,87 +77,29 @@ float hsum8(float8 v) {
 }
 
 // s[r][0..16) = sum_c a[r][c] * p[c][0..16) for r < 6: a is (6, DMAX) in
-// private memory, p is one (D, 16) panel. Twelve float8 registers.
+// private memory, p is one (D, 16) panel. The register tile, k = c.
 void tile_6x16(__private const float *a, __global const float *p,
                const int D, __private float *s, const int lds) {
-    float8 c00 = 0, c01 = 0, c10 = 0, c11 = 0, c20 = 0, c21 = 0;
-    float8 c30 = 0, c31 = 0, c40 = 0, c41 = 0, c50 = 0, c51 = 0;
-    for (int c = 0; c < D; c++) {
-        float8 b0 = *(__global const float8 *)(p + c * TC);
-        float8 b1 = *(__global const float8 *)(p + c * TC + 8);
-        float8 a0 = (float8)(a[c]);
-        c00 = a0 * b0 + c00; c01 = a0 * b1 + c01;
-        float8 a1 = (float8)(a[DMAX + c]);
-        c10 = a1 * b0 + c10; c11 = a1 * b1 + c11;
-        float8 a2 = (float8)(a[2 * DMAX + c]);
-        c20 = a2 * b0 + c20; c21 = a2 * b1 + c21;
-        float8 a3 = (float8)(a[3 * DMAX + c]);
-        c30 = a3 * b0 + c30; c31 = a3 * b1 + c31;
-        float8 a4 = (float8)(a[4 * DMAX + c]);
-        c40 = a4 * b0 + c40; c41 = a4 * b1 + c41;
-        float8 a5 = (float8)(a[5 * DMAX + c]);
-        c50 = a5 * b0 + c50; c51 = a5 * b1 + c51;
-    }
-    *(__private float8 *)(s + 0 * lds) = c00;
-    *(__private float8 *)(s + 0 * lds + 8) = c01;
-    *(__private float8 *)(s + 1 * lds) = c10;
-    *(__private float8 *)(s + 1 * lds + 8) = c11;
-    *(__private float8 *)(s + 2 * lds) = c20;
-    *(__private float8 *)(s + 2 * lds + 8) = c21;
-    *(__private float8 *)(s + 3 * lds) = c30;
-    *(__private float8 *)(s + 3 * lds + 8) = c31;
-    *(__private float8 *)(s + 4 * lds) = c40;
-    *(__private float8 *)(s + 4 * lds + 8) = c41;
-    *(__private float8 *)(s + 5 * lds) = c50;
-    *(__private float8 *)(s + 5 * lds + 8) = c51;
+    floatV acc[TILE_M][TILE_V];
+    TILE_ZERO(acc);
+#define A_AT(r) a[(r) * DMAX + c]
+    for (int c = 0; c < D; c++) TILE_STEP(acc, A_AT, p + (long)c * TC);
+#undef A_AT
+    TILE_STORE(acc, s, lds);
 }
 
 // o[r][0..DP) += sum_{j < nj} p[r][j] * v[j][0..DP) for r < 6: o is (6, DMAX)
 // and p is (6, BK) in private memory, v is (nj, DP) rows with DP % 16 == 0.
-// Per 16 columns: twelve float8 registers over the j loop.
+// Per 16 columns: the register tile over the j loop.
 void tile_acc(__private float *o, __private const float *p,
               __global const float *v, const int nj, const int DP) {
-    for (int c = 0; c < DP; c += 16) {
-        __private float *oc = o + c;
-        float8 c00 = *(__private float8 *)(oc);
-        float8 c01 = *(__private float8 *)(oc + 8);
-        float8 c10 = *(__private float8 *)(oc + DMAX);
-        float8 c11 = *(__private float8 *)(oc + DMAX + 8);
-        float8 c20 = *(__private float8 *)(oc + 2 * DMAX);
-        float8 c21 = *(__private float8 *)(oc + 2 * DMAX + 8);
-        float8 c30 = *(__private float8 *)(oc + 3 * DMAX);
-        float8 c31 = *(__private float8 *)(oc + 3 * DMAX + 8);
-        float8 c40 = *(__private float8 *)(oc + 4 * DMAX);
-        float8 c41 = *(__private float8 *)(oc + 4 * DMAX + 8);
-        float8 c50 = *(__private float8 *)(oc + 5 * DMAX);
-        float8 c51 = *(__private float8 *)(oc + 5 * DMAX + 8);
-        for (int j = 0; j < nj; j++) {
-            float8 b0 = *(__global const float8 *)(v + j * DP + c);
-            float8 b1 = *(__global const float8 *)(v + j * DP + c + 8);
-            float8 a0 = (float8)(p[j]);
-            c00 = a0 * b0 + c00; c01 = a0 * b1 + c01;
-            float8 a1 = (float8)(p[BK + j]);
-            c10 = a1 * b0 + c10; c11 = a1 * b1 + c11;
-            float8 a2 = (float8)(p[2 * BK + j]);
-            c20 = a2 * b0 + c20; c21 = a2 * b1 + c21;
-            float8 a3 = (float8)(p[3 * BK + j]);
-            c30 = a3 * b0 + c30; c31 = a3 * b1 + c31;
-            float8 a4 = (float8)(p[4 * BK + j]);
-            c40 = a4 * b0 + c40; c41 = a4 * b1 + c41;
-            float8 a5 = (float8)(p[5 * BK + j]);
-            c50 = a5 * b0 + c50; c51 = a5 * b1 + c51;
-        }
-        *(__private float8 *)(oc) = c00; *(__private float8 *)(oc + 8) = c01;
-        *(__private float8 *)(oc + DMAX) = c10;
-        *(__private float8 *)(oc + DMAX + 8) = c11;
-        *(__private float8 *)(oc + 2 * DMAX) = c20;
-        *(__private float8 *)(oc + 2 * DMAX + 8) = c21;
-        *(__private float8 *)(oc + 3 * DMAX) = c30;
-        *(__private float8 *)(oc + 3 * DMAX + 8) = c31;
-        *(__private float8 *)(oc + 4 * DMAX) = c40;
-        *(__private float8 *)(oc + 4 * DMAX + 8) = c41;
-        *(__private float8 *)(oc + 5 * DMAX) = c50;
-        *(__private float8 *)(oc + 5 * DMAX + 8) = c51;
+    for (int c = 0; c < DP; c += TC) {
+        floatV acc[TILE_M][TILE_V];
+        TILE_LOAD(acc, o + c, DMAX);
+#define A_AT(r) p[(r) * BK + j]
+        for (int j = 0; j < nj; j++) TILE_STEP(acc, A_AT, v + (long)j * DP + c);
+#undef A_AT
+        TILE_STORE(acc, o + c, DMAX);
     }
 }
 
@@ -255,14 +209,11 @@ __kernel void flash_attention_forward(__global const float *q,
         }
         for (int r = 0; r < rt * TR; r++) { // online softmax, row by row
             __private float8 *sr = (__private float8 *)(s + r * BK);
-            float8 mx = sr[0] > sr[1] ? sr[0] : sr[1];
-            float8 my = sr[2] > sr[3] ? sr[2] : sr[3];
-            float8 mz = sr[4] > sr[5] ? sr[4] : sr[5];
-            float8 mw = sr[6] > sr[7] ? sr[6] : sr[7];
-            mx = mx > my ? mx : my;
-            mz = mz > mw ? mz : mw;
-            float mb = hmax8(mx > mz ? mx : mz);
-            float mnew = mb > m[r] ? mb : m[r];
+            float8 mx = max_nan(sr[0], sr[1]), my = max_nan(sr[2], sr[3]);
+            float8 mz = max_nan(sr[4], sr[5]), mw = max_nan(sr[6], sr[7]);
+            float mb = hmax8(max_nan(max_nan(mx, my), max_nan(mz, mw)));
+            // written so that a NaN score (mb) stays NaN: max(m, NaN) = NaN
+            float mnew = m[r] > mb ? m[r] : mb;
             if (mnew == -INFINITY) {        // nothing seen yet: P = 0
                 for (int j = 0; j < BK / 8; j++) sr[j] = 0.0f;
                 continue;
@@ -284,10 +235,11 @@ __kernel void flash_attention_forward(__global const float *q,
     }
     __global float *orow = o + (long)bh * Sq * DV;
     for (int r = 0; r < rt * TR && i0 + r < Sq; r++) {
-        float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+        // l = 0: the row sees no key (zeros); l = NaN stays NaN
+        float inv = l[r] == 0.0f ? 0.0f : 1.0f / l[r];
         for (int e = 0; e < DV; e++)
             orow[(long)(i0 + r) * DV + e] = acc[r * DMAX + e] * inv;
-        float lse = l[r] > 0.0f ? m[r] + log2(l[r]) : -INFINITY;
+        float lse = l[r] == 0.0f ? -INFINITY : m[r] + log2(l[r]);
         lse2[(long)bh * Sq + i0 + r] = lse;
     }
 }

@@ -1,9 +1,12 @@
 // SiLU (swish): out = x * sigmoid(x), on flat buffers of n values.
 
+#include "exp_poly.cl"
+
 // exp of a non-positive number only, so it never overflows for large |x|.
+// (exp_poly: a builtin-free exp; the builtin is a function call on PoCL.)
 inline float stable_sigmoid(float x) {
-    if (x >= 0.0f) return 1.0f / (1.0f + exp(-x));
-    float e = exp(x);
+    if (x >= 0.0f) return 1.0f / (1.0f + exp_poly(-x));
+    float e = exp_poly(x);
     return e / (1.0f + e);
 }
 

@@ -14,9 +14,16 @@
 >>> x.grad.to_host()                       # d loss / dx = 2x
 array([2., 4., 6.], dtype=float32)
 
-Each op in ``netcl_lite.functional`` calls ``record(value, inputs, backward)``
-where ``backward(grad_out)`` returns one gradient (or None) per input.
+Each op in ``netcl_lite.functional`` calls
+``record(value, inputs, backward, op)`` where ``backward(grad_out)`` returns
+one gradient (or None) per input and ``op`` is the op's name: the output
+node keeps it as ``.op``, so a tape can be read back as a list of ops.
+
+>>> [out.op for out, inputs, backward in tape.records]
+['mul', 'sum']
 """
+
+import threading
 
 import numpy as np
 
@@ -24,7 +31,17 @@ from netcl_lite.core.tensor import FLOAT, Tensor
 from netcl_lite.core.tensor_ops import add_tensors
 from netcl_lite.core.validate import check_tensors
 
-_active = []  # the stack of open tapes; ops record on the innermost one
+# Each thread has its own stack of open tapes; ops record on the innermost one
+# of the thread that runs them.
+_local = threading.local()
+
+
+def _tapes():
+    """This thread's stack of open tapes."""
+    stack = getattr(_local, "tapes", None)
+    if stack is None:
+        stack = _local.tapes = []
+    return stack
 
 
 class Node:
@@ -39,6 +56,7 @@ class Node:
         self.grad = None
         self.requires_grad = bool(requires_grad)
         self.name = name
+        self.op = None  # the op that computed this node ("matmul", ...)
 
     @property
     def shape(self):
@@ -90,14 +108,42 @@ def nodes(*xs, dtype=FLOAT, op="op"):
     return out
 
 
-def record(value, inputs, backward):
-    """Wrap an op's output in a node and, if a tape is open, remember how to
-    send its gradient back to ``inputs``."""
+def is_recording():
+    """True while this thread has an open ``Tape``: ops called now will be
+    recorded."""
+    return bool(_tapes())
+
+
+def record(value, inputs, backward, op=None):
+    """Wrap an op's output in a node named after ``op`` and, if a tape is
+    open, remember how to send its gradient back to ``inputs``."""
     needs_grad = any(node.requires_grad for node in inputs)
     out = Node(value, requires_grad=needs_grad)
-    if needs_grad and _active:
-        _active[-1].records.append((out, tuple(inputs), backward))
+    out.op = op
+    tapes = _tapes()
+    if needs_grad and tapes:
+        tapes[-1].records.append((out, tuple(inputs), backward))
     return out
+
+
+def _check_grad(grad, loss):
+    """An explicit seed gradient: a float32 Tensor (or node) like ``loss``."""
+    if isinstance(grad, Node):
+        grad = grad.value
+    if not isinstance(grad, Tensor):
+        raise ValueError(
+            f"grad must be a netcl_lite Tensor, got {type(grad).__name__}"
+        )
+    if grad.shape != loss.shape:
+        raise ValueError(f"grad shape {grad.shape} != loss shape {loss.shape}")
+    if grad.dtype != np.float32:
+        raise ValueError(f"grad has dtype {grad.dtype}, need float32")
+    if grad.context != loss.value.context:
+        raise ValueError(
+            "grad lives in another OpenCL context than loss; create it with "
+            "the loss's queue"
+        )
+    return grad
 
 
 class Tape:
@@ -107,18 +153,22 @@ class Tape:
         self.records = []  # [(output node, input nodes, backward fn)]
 
     def __enter__(self):
-        _active.append(self)
+        _tapes().append(self)
         return self
 
     def __exit__(self, *exc):
-        _active.remove(self)
+        _tapes().remove(self)
         return False
 
-    def backward(self, loss, grad=None):
+    def backward(self, loss, grad=None, hook=None):
         """Send d loss / d node to every node that requires a gradient.
 
         ``loss`` must be a scalar (one element) unless ``grad`` is given.
         Leaf gradients accumulate across calls, as in PyTorch.
+        ``hook``, for tools that watch the backward (chapter 07 groups its
+        kernels by record): ``hook(i)`` is called just before record i's
+        backward runs, ``hook(None)`` just before its gradients are added
+        into the inputs.
         """
         loss = as_node(loss)
         if grad is None:
@@ -128,15 +178,20 @@ class Tape:
                     f"loss has shape {loss.shape}"
                 )
             grad = Tensor.from_host(loss.queue, np.ones(loss.shape, np.float32))
-        elif grad.shape != loss.shape:
-            raise ValueError(f"grad shape {grad.shape} != loss shape {loss.shape}")
+        else:
+            grad = _check_grad(grad, loss)
         for out, _, _ in self.records:  # intermediate grads start afresh
             out.grad = None
         loss.grad = grad
-        for out, inputs, backward in reversed(self.records):
+        for i in reversed(range(len(self.records))):
+            out, inputs, backward = self.records[i]
             if out.grad is None:
                 continue  # this op does not reach the loss
+            if hook is not None:
+                hook(i)
             grads = backward(out.grad)
+            if hook is not None:
+                hook(None)
             for node, g in zip(inputs, grads):
                 if g is None or not node.requires_grad:
                     continue

@@ -7,8 +7,12 @@ directory. Nothing here fetches anything when a page is viewed: the theme's
 assets are local and MathJax is vendored into _static/mathjax at build time.
 """
 
+import html as html_lib
+import json
 import os
 import pathlib
+import re
+import sys
 
 from pygments.lexer import inherit, words
 from pygments.lexers.c_cpp import CLexer
@@ -31,6 +35,11 @@ nb_merge_streams = True
 nb_output_stderr = "show"
 # No widget manager from a CDN: the course's pages load nothing from outside.
 nb_ipywidgets_js = {}
+# Interactive figures (netcl_lite.viz) store a live widget view for JupyterLab
+# and a self-contained HTML player beside it: the site shows the player.
+nb_mime_priority_overrides = [
+    ("html", "application/vnd.jupyter.widget-view+json", None),
+]
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
 myst_heading_anchors = 3
 myst_dmath_double_inline = True  # "text: $$x$$" in a paragraph, as Jupyter shows it
@@ -58,6 +67,7 @@ html_theme = "furo"
 html_title = "Tokens & Attention"
 html_static_path = ["_static", MATHJAX_STATIC]
 html_css_files = ["course.css"]
+html_js_files = ["course.js"]
 html_favicon = "_static/favicon.svg"  # else browsers ask for /favicon.ico
 html_show_sourcelink = False
 html_copy_source = False
@@ -97,8 +107,71 @@ class OpenCLLexer(CLexer):
     }
 
 
+# --- search that works from a file:// URL ------------------------------------
+# Sphinx's search page fetches every result page to show a summary under its
+# title; a browser refuses fetch() on file:// URLs, so a course opened from
+# disk got titles only (and a console error per result). search-pages.js holds
+# the text of every page's article, and search-offline.js answers those
+# fetches from it (over HTTP too, which saves the requests).
+SEARCH_PAGES = "_static/search-pages.js"
+ARTICLE = re.compile(r'<article[^>]*role="main"[^>]*>.*?</article>', re.S)
+DROP = [re.compile(p, re.S) for p in (
+    r"<script\b.*?</script>", r"<style\b.*?</style>", r"<svg\b.*?</svg>",
+    r"<img\b[^>]*>", r'<a class="headerlink"[^>]*>.*?</a>')]
+# tags without an id carry nothing the summary needs; with an id they are
+# anchors that a section's result points at
+BARE_TAG = re.compile(r"</?(?:span|code|em|strong|a|div|p|pre|table|tr|td|th|"
+                      r"thead|tbody|li|ul|ol|dl|dt|dd|blockquote|figure|"
+                      r"figcaption|cite|sub|sup|button|label|input)"
+                      r"(?:\s(?![^>]*\bid=)[^>]*)?>")
+
+
+MATH_HTML = re.compile(
+    r'(<(span|div) class="math[^"]*">)\s*\\[(\[](.*?)\\[)\]]\s*(</\2>)', re.S)
+
+
+def _plain_math(m):
+    sys.path.insert(0, str(ROOT / "tools"))
+    from build_site import tex_to_text
+
+    text = tex_to_text(html_lib.unescape(m.group(3)))
+    return m.group(1) + html_lib.escape(text, quote=False) + m.group(4)
+
+
+def write_search_pages(app, exception):
+    if exception or app.builder.name != "html":
+        return
+    out = pathlib.Path(app.outdir)
+    pages = {}
+    for docname in sorted(app.env.found_docs):
+        path = out / f"{docname}.html"
+        if not path.is_file():
+            continue
+        m = ARTICLE.search(path.read_text(encoding="utf-8"))
+        if not m:
+            continue
+        html = m.group(0)
+        for pattern in DROP:
+            html = pattern.sub("", html)
+        html = MATH_HTML.sub(_plain_math, html)  # summaries show no TeX
+        html = BARE_TAG.sub("", html)
+        pages[f"{docname}.html"] = re.sub(r"\n\s*\n+", "\n", html)
+    text = ("// The text of every page, for the search page's summaries "
+            "(site/conf.py).\nwindow.COURSE_SEARCH_PAGES = "
+            + json.dumps(pages, ensure_ascii=True) + ";\n")
+    (out / SEARCH_PAGES).write_text(text, encoding="utf-8")
+
+
+def search_page_scripts(app, pagename, templatename, context, doctree):
+    if pagename == "search":
+        app.add_js_file("search-pages.js", priority=100)
+        app.add_js_file("search-offline.js", priority=101)
+
+
 def setup(app):
     app.add_lexer("opencl", OpenCLLexer)
+    app.connect("html-page-context", search_page_scripts)
+    app.connect("build-finished", write_search_pages)
     # Chapter titles may hold math, and the sidebar and the previous/next
     # links show them on every page: load MathJax on every page.
     app.set_html_assets_policy("always")

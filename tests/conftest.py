@@ -1,7 +1,37 @@
+import os
+
 import numpy as np
 import pytest
 
 from netcl_lite.core.device import manager
+from oclgrind_subset import OCLGRIND_REPORT, oclgrind_subset
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "oclgrind: small tests that also run on Oclgrind "
+                   "(listed in tests/oclgrind.txt)")
+
+
+def pytest_collection_modifyitems(config, items):
+    prefixes = tuple(oclgrind_subset())
+    for item in items:
+        if item.nodeid.startswith(prefixes):
+            item.add_marker(pytest.mark.oclgrind)
+
+
+@pytest.fixture(autouse=True)
+def fail_on_oclgrind_reports(request):
+    """With NETCL_FAIL_ON_OCLGRIND=1, a test whose kernels made Oclgrind
+    report anything on stderr fails, showing the report."""
+    if os.environ.get("NETCL_FAIL_ON_OCLGRIND") != "1":
+        yield
+        return
+    capfd = request.getfixturevalue("capfd")
+    yield
+    err = capfd.readouterr().err
+    if OCLGRIND_REPORT.search(err):
+        pytest.fail(f"Oclgrind reported:\n{err[-6000:]}", pytrace=False)
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,6 @@
 """The package's layers import downwards only:
 
-    core -> autograd -> functional -> nn, optim      (text stands alone)
+    core -> autograd -> functional -> nn, optim      (text and viz stand alone)
 
 and every import sits at the top of its file (no import hidden in a
 function to dodge a cycle)."""
@@ -21,6 +21,7 @@ ALLOWED = {
     "nn": {"core", "autograd", "functional", "nn"},
     "optim": {"core", "autograd", "functional", "optim"},
     "text": {"text"},
+    "viz": {"viz"},  # the interactive figures: matplotlib and HTML only
 }
 FILES = sorted(p for p in PACKAGE.rglob("*.py") if p != PACKAGE / "__init__.py")
 
@@ -57,3 +58,11 @@ def test_imports_point_down_and_sit_at_the_top(path):
         )
         assert at_top, f"{path.name}:{line}: import {name} inside a function"
 
+
+
+def test_modules_launch_no_kernels_and_read_no_private_state():
+    """nn/ composes public ops: no launch of its own, no ag._active."""
+    for path in sorted((PACKAGE / "nn").glob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        assert "launch(" not in source, f"nn/{path.name} launches a kernel"
+        assert "._active" not in source, f"nn/{path.name} reads a private tape"

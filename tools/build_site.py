@@ -28,6 +28,7 @@ import sys
 import tarfile
 import tempfile
 import time
+import unicodedata
 import zipfile
 
 try:
@@ -56,6 +57,8 @@ MATHJAX_KEEP = ["tex-chtml.js", "core.js", "loader.js", "startup.js",
 BENCH_START, BENCH_END = "<!-- bench:start -->", "<!-- bench:end -->"
 GOALS = re.compile(r"^(#{2,6})\s+Learning goals\b.*$", re.I | re.M)
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+BIB = "references.bib"
+CITE_TARGET = "ref-"  # the bibliography's targets: (ref-KEY)=
 
 
 def log(msg):
@@ -164,7 +167,7 @@ def chapter_title(nb, fallback):
         for line in text.splitlines():
             m = HEADING.match(line)
             if m and len(m.group(1)) == 1:
-                return m.group(2)
+                return plain_heading(m.group(2))
     return fallback
 
 
@@ -184,6 +187,379 @@ def learning_goals(nb):
     return ""
 
 
+# --- plain text for titles, search results and alt text --------------------
+
+GREEK = {name: chr(code) for name, code in [
+    ("alpha", 0x3B1), ("beta", 0x3B2), ("gamma", 0x3B3), ("delta", 0x3B4),
+    ("epsilon", 0x3B5), ("varepsilon", 0x3B5), ("zeta", 0x3B6),
+    ("eta", 0x3B7), ("theta", 0x3B8), ("iota", 0x3B9), ("kappa", 0x3BA),
+    ("lambda", 0x3BB), ("mu", 0x3BC), ("nu", 0x3BD), ("xi", 0x3BE),
+    ("pi", 0x3C0), ("rho", 0x3C1), ("sigma", 0x3C3), ("tau", 0x3C4),
+    ("phi", 0x3C6), ("varphi", 0x3C6), ("chi", 0x3C7), ("psi", 0x3C8),
+    ("omega", 0x3C9), ("Gamma", 0x393), ("Delta", 0x394), ("Theta", 0x398),
+    ("Lambda", 0x39B), ("Pi", 0x3A0), ("Sigma", 0x3A3), ("Phi", 0x3A6),
+    ("Psi", 0x3A8), ("Omega", 0x3A9)]}
+SYMBOLS = {"cdot": "·", "times": "×", "le": "≤", "leq": "≤", "ge": "≥",
+           "geq": "≥", "approx": "≈", "ne": "≠", "neq": "≠", "infty": "∞",
+           "to": "→", "rightarrow": "→", "leftarrow": "←", "in": "∈",
+           "sum": "∑", "prod": "∏", "pm": "±", "ldots": "…", "dots": "…",
+           "cdots": "⋯", "top": "ᵀ", "|": "‖", "ell": "ℓ", "partial": "∂",
+           "nabla": "∇", "odot": "⊙", "otimes": "⊗", "sim": "∼", "%": "%",
+           "{": "{", "}": "}", ",": " ", ";": " ", " ": " ", "quad": " "}
+SUB = dict(zip("0123456789+-=()aehijklmnoprstuvx",
+               "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ"))
+SUP = dict(zip("0123456789+-=()inT",
+               "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁱⁿᵀ"))
+MATH_SPAN = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$")
+
+
+def _tex_group(s, i):
+    """The argument of a TeX command at s[i:]: ({...} or one token, end)."""
+    while i < len(s) and s[i] == " ":
+        i += 1
+    if i >= len(s):
+        return "", i
+    if s[i] == "{":
+        depth = 0
+        for j in range(i, len(s)):
+            depth += {"{": 1, "}": -1}.get(s[j], 0)
+            if depth == 0:
+                return s[i + 1:j], j + 1
+        return s[i + 1:], len(s)
+    if s[i] == "\\":
+        m = re.match(r"\\([A-Za-z]+|.)", s[i:])
+        return m.group(0), i + len(m.group(0))
+    return s[i], i + 1
+
+
+def _script(text, table, mark):
+    return ("".join(table[c] for c in text) if text and all(c in table for c in text)
+            else f"{mark}{text}" if len(text) == 1 else f"{mark}({text})")
+
+
+def tex_to_text(tex):
+    """Inline TeX as plain Unicode text, for places that cannot typeset it
+    (page titles, the sidebar, search results, alt text).
+
+    >>> tex_to_text(r"1/\\sqrt{d_k}")
+    '1/√dₖ'
+    """
+    out, i = [], 0
+    while i < len(tex):
+        c = tex[i]
+        if c == "\\":
+            m = re.match(r"\\([A-Za-z]+|.)", tex[i:])
+            name, i = m.group(1), i + len(m.group(0))
+            if name == "sqrt":
+                arg, i = _tex_group(tex, i)
+                arg = tex_to_text(arg)
+                out.append("√" + (arg if len(arg) <= 2 or arg.isalnum()
+                                  else f"({arg})"))
+            elif name == "frac":
+                num, i = _tex_group(tex, i)
+                den, i = _tex_group(tex, i)
+                out.append(f"{tex_to_text(num)}/{tex_to_text(den)}")
+            elif name in ("left", "right", "big", "Big", "bigl", "bigr",
+                          "displaystyle", "limits", "!"):
+                continue
+            elif name in GREEK:
+                out.append(GREEK[name])
+            elif name in SYMBOLS:
+                out.append(SYMBOLS[name])
+            elif name == "mathcal":
+                arg, i = _tex_group(tex, i)
+                out.append({"N": "𝒩", "L": "ℒ", "O": "𝒪"}.get(arg, arg))
+            elif name in ("mathbf", "mathrm", "text", "textrm", "mathit",
+                          "boldsymbol", "operatorname", "textbf", "mathsf",
+                          "texttt", "emph", "textit", "hat", "tilde", "bar",
+                          "vec", "mathbb"):
+                arg, i = _tex_group(tex, i)
+                out.append(tex_to_text(arg))
+            else:  # log, exp, max, softmax, ...: the name reads well
+                out.append(name)
+        elif c in "_^":
+            arg, i = _tex_group(tex, i + 1)
+            arg = tex_to_text(arg)
+            out.append(_script(arg, SUB if c == "_" else SUP, c))
+        elif c in "{}":
+            i += 1
+        else:
+            out.append(c)
+            i += 1
+    return re.sub(r"\s+", " ", "".join(out)).strip()
+
+
+def plain_heading(text):
+    """A markdown heading's text with every $...$ replaced by tex_to_text."""
+    return MATH_SPAN.sub(lambda m: tex_to_text(m.group(1) or m.group(2)), text)
+
+
+def _literal(node):
+    """The text of a string literal; an f-string's fields become '…'."""
+    import ast
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(v.value if isinstance(v, ast.Constant) else "…"
+                       for v in node.values)
+    return None
+
+
+def figure_alt(source):
+    """Alt text for the plot a code cell draws, read from its matplotlib
+    calls: titles, axis labels and legend labels.
+
+    >>> figure_alt('ax.set_title("Loss")\\nax.set_xlabel("step")')
+    'Plot: Loss. x axis: step.'
+    """
+    import ast
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return ""
+    found = {"title": [], "x": [], "y": [], "label": []}
+    kinds = {"set_title": "title", "suptitle": "title", "title": "title",
+             "set_xlabel": "x", "xlabel": "x", "set_ylabel": "y",
+             "ylabel": "y"}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = getattr(node.func, "attr", getattr(node.func, "id", ""))
+        if name in kinds and node.args:
+            text = _literal(node.args[0])
+            if text:
+                found[kinds[name]].append(text)
+        for kw in node.keywords:
+            if kw.arg == "label":
+                text = _literal(kw.value)
+                if text:
+                    found["label"].append(text)
+
+    def join(items):
+        seen = []
+        for item in items:
+            item = plain_heading(item.replace("\n", " ")).strip()
+            if item and item not in seen:
+                seen.append(item)
+        return "; ".join(seen)
+
+    parts = []
+    if found["title"]:
+        parts.append(f"Plot: {join(found['title'])}.")
+    if found["x"]:
+        parts.append(f"x axis: {join(found['x'])}.")
+    if found["y"]:
+        parts.append(f"y axis: {join(found['y'])}.")
+    if found["label"]:
+        parts.append(f"Series: {join(found['label'])}.")
+    if not parts:
+        return ""
+    alt = " ".join(parts)
+    return alt if len(alt) <= 400 else alt[:399].rstrip() + "…"
+
+
+def first_comment(source):
+    for line in source.splitlines():
+        m = re.match(r"\s*#\s*(.{8,})", line)
+        if m:
+            return m.group(1).strip()
+    return ""
+
+
+CARRIAGE = re.compile(r"[^\n]*\r(?=[^\n])")
+
+
+def site_outputs(cell, chapter):
+    """Outputs as a reader should see them: a progress bar's \\r updates
+    collapsed to the last one (as Jupyter shows it), every image with alt
+    text (kept when the cell's metadata gives one)."""
+    outputs = cell.get("outputs", [])
+    merged = []
+    for out in outputs:
+        if (out.get("output_type") == "stream" and merged
+                and merged[-1].get("output_type") == "stream"
+                and merged[-1].get("name") == out.get("name")):
+            prev = merged[-1]
+            prev["text"] = cell_text(prev) + cell_text(out)
+            continue
+        if out.get("output_type") == "stream":
+            out = dict(out, text=cell_text(out))
+        merged.append(out)
+    for out in merged:
+        if out.get("output_type") == "stream":
+            out["text"] = CARRIAGE.sub("", out["text"]).replace("\r\n", "\n")
+    cell["outputs"] = merged
+    has_image = any(k.startswith("image/") for o in merged
+                    for k in o.get("data", {}))
+    if not has_image:
+        return
+    meta = cell.setdefault("metadata", {})
+    image = meta.setdefault("mystnb", {}).setdefault("image", {})
+    if not image.get("alt"):
+        src = cell_source(cell)
+        image["alt"] = (figure_alt(src) or first_comment(src)
+                        or f"A figure drawn by the code above ({chapter})")
+
+
+def cell_text(out):
+    text = out.get("text", "")
+    return "".join(text) if isinstance(text, list) else text
+
+
+# --- the bibliography ------------------------------------------------------
+
+BIB_ENTRY = re.compile(r"@(\w+)\s*\{\s*([^,\s]+)\s*,", re.M)
+
+
+def _bib_value(text, i):
+    """A field value at text[i:]: {...}, "..." or a bare word; (value, end)."""
+    if text[i] == "{":
+        depth = 0
+        for j in range(i, len(text)):
+            depth += {"{": 1, "}": -1}.get(text[j], 0)
+            if depth == 0:
+                return text[i + 1:j], j + 1
+        raise ValueError("unbalanced braces")
+    if text[i] == '"':
+        j = text.index('"', i + 1)
+        return text[i + 1:j], j + 1
+    m = re.match(r"[^,}\s]+", text[i:])
+    return m.group(0), i + len(m.group(0))
+
+
+def read_bib(path):
+    """references.bib as {key: {"type": ..., field: value}}, in file order.
+    A small reader for the subset of BibTeX the course uses."""
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    entries = {}
+    for m in BIB_ENTRY.finditer(text):
+        kind, key = m.group(1).lower(), m.group(2)
+        if kind in ("comment", "string", "preamble"):
+            continue
+        fields, i = {"type": kind}, m.end()
+        while True:
+            f = re.compile(r"\s*(\w[\w-]*)\s*=\s*").match(text, i)
+            if not f:
+                break
+            value, i = _bib_value(text, f.end())
+            fields[f.group(1).lower()] = re.sub(r"\s+", " ", value).strip()
+            i = re.compile(r"\s*,?").match(text, i).end()
+        if key in entries:
+            raise SystemExit(f"references.bib: duplicate key {key!r}")
+        entries[key] = fields
+    return entries
+
+
+def _bib_text(value):
+    """BibTeX field text as markdown: braces dropped, TeX accents kept
+    as the letters they make, -- as an en dash."""
+    accents = {"'": "\u0301", "`": "\u0300", '"': "\u0308", "^": "\u0302",
+               "~": "\u0303", "c": "\u0327", "v": "\u030C"}
+    value = re.sub(r"\\([`'\"^~cv])\{?(\w)\}?",
+                   lambda m: m.group(2) + accents[m.group(1)], value)
+    letters = {"L": "Ł", "l": "ł", "i": "ı", "o": "ø", "O": "Ø", "ss": "ß",
+               "aa": "å", "ae": "æ"}
+    value = re.sub(r"\\(ss|aa|ae|[LlioO])\b\s*",
+                   lambda m: letters[m.group(1)], value)
+    value = value.replace("--", "–").replace("\\&", "&")
+    return unicodedata.normalize("NFC", value.replace("{", "").replace("}", ""))
+
+
+def bib_authors(value):
+    if value.startswith("{") and value.endswith("}"):  # {An Organisation}
+        return _bib_text(value)
+    names = []
+    for name in re.split(r"\s+and\s+", value):
+        name = _bib_text(name).strip()
+        if "," in name:
+            last, first = (p.strip() for p in name.split(",", 1))
+            name = f"{first} {last}".strip()
+        names.append(name)
+    if len(names) > 8:  # a long list: the first six, then "and others"
+        names = names[:6] + ["others"]
+    if len(names) > 2 and names[-1] == "others":
+        return ", ".join(names[:-1]) + " and others"
+    return names[0] if len(names) == 1 else (
+        ", ".join(names[:-1]) + " and " + names[-1])
+
+
+def _first_surname(value):
+    if value.startswith("{"):
+        return _bib_text(value)
+    first = _bib_text(re.split(r"\s+and\s+", value)[0]).strip()
+    return first.split(",")[0] if "," in first else (first.split() or [""])[-1]
+
+
+def bib_reference(fields):
+    """One entry as a markdown paragraph (authors, year, title, venue, link)."""
+    parts = [f"{bib_authors(fields.get('author', 'Anonymous'))} "
+             f"({fields.get('year', 'n.d.')}).",
+             f"*{_bib_text(fields.get('title', ''))}*."]
+    venue = fields.get("journal") or fields.get("booktitle") or fields.get(
+        "howpublished") or fields.get("publisher") or fields.get("institution")
+    if venue and not (fields.get("eprint") and venue == "arXiv preprint"):
+        venue = _bib_text(venue)
+        if fields.get("volume"):
+            venue += " " + fields["volume"] + (
+                f"({fields['number']})" if fields.get("number") else "")
+        if fields.get("pages"):
+            venue += ", pp. " + _bib_text(fields["pages"])
+        parts.append(venue + ".")
+    if fields.get("note"):
+        parts.append(_bib_text(fields["note"]) + ".")
+    if fields.get("eprint"):
+        parts.append(f"arXiv:{fields['eprint']}.")
+    url = fields.get("url") or (
+        f"https://doi.org/{fields['doi']}" if fields.get("doi") else
+        f"https://arxiv.org/abs/{fields['eprint']}" if fields.get("eprint")
+        else "")
+    if url:
+        parts.append(f"<{url}>")
+    return " ".join(parts)
+
+
+CITE_LINK = re.compile(r"\]\((?:\.\./)?references\.bib#([^)\s]+)\)")
+
+
+def citations(root, chapters):
+    """{key: [chapter stems citing it]}; a key missing from references.bib
+    stops the build, naming the chapter."""
+    entries = read_bib(root / BIB)
+    cited, missing = {}, []
+    for path, nb in chapters:
+        for text in markdown_cells(nb):
+            for key in CITE_LINK.findall(text):
+                if key not in entries:
+                    missing.append(f"{path.name}: {key}")
+                elif path.stem not in cited.setdefault(key, []):
+                    cited[key].append(path.stem)
+    if missing:
+        raise SystemExit(f"citations not in {BIB}: " + ", ".join(missing))
+    return cited
+
+
+def bibliography_page(entries, cited):
+    """The bibliography: every entry of references.bib, each with a target
+    the chapters' citations link to and the chapters that cite it."""
+    out = ["# Bibliography", "",
+           "The works the chapters cite, from the course's one bibliography "
+           "file, `references.bib`. Each chapter's *Further reading* section "
+           "says what it takes from them.", ""]
+    if not entries:
+        out += ["*No entries yet.*", ""]
+    order = sorted(entries, key=lambda k: (
+        _first_surname(entries[k].get("author", "")).lower(),
+        entries[k].get("year", ""), k))
+    for key in order:
+        where = cited.get(key, [])
+        back = ("Cited in " + ", ".join(
+            f"[{stem[:2]}](../chapters/{stem}.ipynb)" for stem in where) + "."
+                if where else "")
+        out += [f"({CITE_TARGET}{key})=", "",
+                bib_reference(entries[key]) + (f" {back}" if back else ""), ""]
+    return "\n".join(out)
+
+
 def download_block(name):
     return (f":::{{container}} notebook-download\n"
             f"{{download}}`Download this chapter as a notebook ({name}) "
@@ -195,9 +571,14 @@ def site_notebook(nb, name, root, sources):
     """A copy of the notebook for the site: the download link under its
     title, and links to repository files pointed at pages of the site."""
     nb = json.loads(json.dumps(nb))
+    # The saved state of live widgets is only of use to a running kernel; the
+    # site shows the interactive figures' HTML players instead.
+    nb["metadata"].pop("widgets", None)
     for cell in nb["cells"]:
         if cell["cell_type"] == "markdown":
             cell["source"] = rewrite_links(cell_source(cell), root, sources)
+        elif cell["cell_type"] == "code":
+            site_outputs(cell, name)
     block = download_block(name)
     for cell in nb["cells"]:
         if cell["cell_type"] != "markdown":
@@ -241,6 +622,8 @@ def site_link(root, target, sources):
         return None
     if not full.is_file():
         return None
+    if rel == BIB:  # a citation: the bibliography page's entry
+        return f"#{CITE_TARGET}{fragment}"
     if re.fullmatch(r"chapters/[0-9][0-9]_[^/]*\.(md|ipynb)", rel):
         return full.stem + ".ipynb" + (f"#{fragment}" if fragment else "")
     if re.fullmatch(r"kernels/[^/]+\.cl", rel):
@@ -261,6 +644,11 @@ def rewrite_links(text, root, sources):
             line = LINK.sub(lambda m: m.group(1) + (
                 site_link(root, m.group(2), sources) or m.group(2))
                 + m.group(3), line)
+            h = HEADING.match(line.rstrip("\n"))
+            if h and "$" in h.group(2):
+                # titles reach the sidebar, the tab and search results, which
+                # cannot typeset TeX: plain Unicode text everywhere
+                line = f"{h.group(1)} {plain_heading(h.group(2))}\n"
         out.append(line)
     return "".join(out)
 
@@ -306,11 +694,17 @@ def index_page(root, chapters):
     toc = ["```{toctree}", ":hidden:", ":caption: Chapters", ":maxdepth: 1", ""]
     toc += [f"chapters/{p.stem}" for p, _ in chapters]
     toc += ["```", "", "```{toctree}", ":hidden:", ":caption: Appendix",
-            ":maxdepth: 1", "", "appendix/kernels", "appendix/sources", "```"]
+            ":maxdepth: 1", "", "chapters/notation", "appendix/bibliography",
+            "appendix/kernels",
+            "appendix/sources", "```"]
     template = (SITE / "index.template.md").read_text(encoding="utf-8")
     return (template.replace("{{ chapters }}", chapter_list)
             .replace("{{ benchmarks }}", benchmarks(root))
             .replace("{{ appendix }}",
+                     "- [Notation](chapters/notation.md): every symbol the "
+                     "course uses.\n"
+                     "- [Bibliography](appendix/bibliography.md): the works "
+                     "the chapters cite.\n"
                      "- [The OpenCL kernels](appendix/kernels.md): every "
                      "`kernels/*.cl`, highlighted.\n"
                      "- [Library files the chapters link to]"
@@ -373,9 +767,15 @@ def assemble(root, src):
             site_notebook(nb, path.name, root, sources), indent=1,
             ensure_ascii=False)
         wanted[f"_notebooks/{path.name}"] = path.read_bytes()
+    notation = root / "chapters" / "notation.md"
+    if notation.exists():
+        wanted["chapters/notation.md"] = rewrite_links(
+            notation.read_text(encoding="utf-8"), root, sources)
     for rel in sources:
         wanted[f"_repo/{rel}"] = (root / rel).read_bytes()
     wanted["appendix/sources.md"] = sources_page(sources)
+    wanted["appendix/bibliography.md"] = bibliography_page(
+        read_bib(root / BIB), citations(root, chapters))
     for fig in sorted((root / "figures").glob("*")):
         if fig.is_file():
             wanted[f"figures/{fig.name}"] = fig.read_bytes()
@@ -414,7 +814,8 @@ def prune_html(html, src):
 
 def inputs_digest(root):
     h = hashlib.sha256()
-    files = [*chapter_notebooks(root), root / "README.md",
+    files = [*chapter_notebooks(root), root / "chapters" / "notation.md",
+             root / "README.md", root / BIB,
              *sorted((root / "figures").glob("*")),
              *sorted((root / "kernels").glob("*.cl")),
              *sorted(p for p in SITE.rglob("*") if p.is_file()),

@@ -10,7 +10,7 @@ import numpy as np
 import netcl_lite.functional as F
 from netcl_lite.core.device import manager
 from netcl_lite.core.tensor import Tensor
-from netcl_lite.nn.module import parameter
+from netcl_lite.nn import parameter
 from netcl_lite.nn.transformer import RotaryAttention
 
 from .common import as_array

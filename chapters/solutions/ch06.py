@@ -17,9 +17,9 @@ def exercise_1(x, base=10000.0, offset=0):
     return out
 
 
-def exercise_2(d, base=10000.0):
+def exercise_2(d_k, base=10000.0):
     """rope_wavelengths: tokens per full turn of each pair."""
-    theta = base ** (-2.0 * np.arange(d // 2) / d)
+    theta = base ** (-2.0 * np.arange(d_k // 2) / d_k)
     return 2 * np.pi / theta
 
 

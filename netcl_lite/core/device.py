@@ -13,6 +13,7 @@ Nothing here runs at import time.
 """
 
 import os
+import threading
 
 import pyopencl as cl
 
@@ -69,6 +70,7 @@ class DeviceManager:
 
     def __init__(self):
         self._cache = {}
+        self._lock = threading.Lock()  # two threads must get one device
 
     def default(self, kind="auto"):
         if kind not in KINDS:
@@ -79,9 +81,10 @@ class DeviceManager:
                 raise ValueError(
                     f"NETCL_DEVICE must be one of {KINDS}, got {kind!r}"
                 )
-        if kind not in self._cache:
-            self._cache[kind] = self._open(kind)
-        return self._cache[kind]
+        with self._lock:
+            if kind not in self._cache:
+                self._cache[kind] = self._open(kind)
+            return self._cache[kind]
 
     def _open(self, kind):
         order = ("gpu", "cpu") if kind == "auto" else (kind,)

@@ -16,16 +16,23 @@ array([3., 3., 3., 3., 3.], dtype=float32)
 """
 
 import pathlib
+import re
+import threading
 
-import numpy as np
 import pyopencl as cl
+
+from netcl_lite.core.signature import check_args, parse_signatures
 
 LOCAL_1D = (64,)
 LOCAL_2D = (8, 8)
 
 # context.int_ptr -> {program name -> {kernel name -> cl.Kernel}}
 _built = {}
-_traces = []  # open ``trace()`` lists; each launch appends "program.cl:kernel"
+_signatures = {}  # program name -> {kernel name -> [Param]} (core/signature.py)
+_traces = []  # open ``trace()`` logs; each launch appends "program.cl:kernel"
+# A cached cl.Kernel holds its arguments: setting them and enqueueing must not
+# interleave between threads (OpenCL: clSetKernelArg is not thread-safe).
+_lock = threading.RLock()
 
 
 def ceil_div(n, d):
@@ -49,63 +56,108 @@ def kernel_dir():
 
 
 def kernel_source(name):
-    """The text of ``kernels/<name>.cl``."""
+    """The text of ``kernels/<name>.cl``, with each ``#include "x.cl"`` line
+    replaced by that file's text (here, not by the OpenCL compiler: PoCL's
+    build cache would not notice a change in an included file)."""
     path = kernel_dir() / f"{name}.cl"
     if not path.is_file():
         raise ValueError(f"no kernel file kernels/{name}.cl")
-    return path.read_text(encoding="utf-8")
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    for i, line in enumerate(lines):
+        included = re.match(r'#include "(\w+)\.cl"', line)
+        if included:
+            lines[i] = kernel_source(included.group(1)) + "\n"
+    return "".join(lines)
 
 
-def kernels(context, program):
-    """Every kernel of one program, built on first use for this context."""
-    per_context = _built.setdefault(context.int_ptr, {})
-    if program not in per_context:
-        built = cl.Program(context, kernel_source(program)).build()
-        per_context[program] = {k.function_name: k for k in built.all_kernels()}
-    return per_context[program]
+def kernels(context, program, options=()):
+    """Every kernel of one program, built on first use for this context;
+    ``options``: build options, e.g. ``("-DVW=16",)`` (one build each)."""
+    with _lock:
+        per_context = _built.setdefault(context.int_ptr, {})
+        key = (program, tuple(options))
+        if key not in per_context:
+            source = kernel_source(program)
+            built = cl.Program(context, source).build(list(options))
+            found = {k.function_name: k for k in built.all_kernels()}
+            signatures = parse_signatures(source)   # what launch checks against
+            unread = sorted(set(found) - set(signatures))
+            if unread:
+                raise RuntimeError(f"kernels/{program}.cl: cannot read the "
+                                   f"signature of {unread}")
+            _signatures[program] = signatures
+            per_context[key] = found
+        return per_context[key]
 
 
-def _arg(value):
-    """Python scalars become the 32-bit types every kernel takes."""
-    if isinstance(value, bool):
-        return np.int32(value)
-    if isinstance(value, int):
-        return np.int32(value)
-    if isinstance(value, float):
-        return np.float32(value)
-    if hasattr(value, "buffer"):  # a Tensor
-        return value.buffer
-    return value
-
-
-def launch(queue, program, name, global_size, local_size, *args):
+def launch(queue, program, name, global_size, local_size, *args, options=()):
     """Run one kernel; the global size is rounded up to the local size.
 
     Kernels therefore receive their true sizes as arguments and return early
-    for the padding work-items.
+    for the padding work-items. Every argument is first checked against the
+    kernel's signature (``core/signature.py``): Tensors become their
+    buffers, Python numbers the kernel's int or float types. ``options``:
+    the program's build options.
     """
+    knl = kernels(queue.context, program, options)[name]
+    args = check_args(f"{program}.cl:{name}", _signatures[program][name], args)
     if any(g == 0 for g in global_size):
         return
     padded = tuple(
         ceil_div(g, l) * l for g, l in zip(global_size, local_size)
     )
-    knl = kernels(queue.context, program)[name]
-    knl(queue, padded, local_size, *[_arg(a) for a in args])
+    with _lock:  # set-args + enqueue as one step (see _lock)
+        knl(queue, padded, local_size, *args)
     for log in _traces:
         log.append(f"{program}.cl:{name}")
 
 
-class trace:
-    """Collect the kernels launched inside a ``with`` block, in order.
+def note_allocation(nbytes):
+    """``Tensor.empty`` reports each new device buffer to the open traces."""
+    for log in _traces:
+        log.allocations.append(nbytes)
 
+
+class untraced:
+    """Launches inside a ``with untraced():`` block are left out of every open
+    ``trace()`` (the tuner's timing runs, netcl_lite/core/tune.py)."""
+
+    def __enter__(self):
+        self.saved = _traces[:]
+        _traces.clear()
+
+    def __exit__(self, *exc):
+        _traces[:] = self.saved
+        return False
+
+
+class TraceLog(list):
+    """The kernels launched, in order ("program.cl:kernel"), and in
+    ``.allocations`` the size in bytes of every buffer created, in order."""
+
+    def __init__(self):
+        super().__init__()
+        self.allocations = []
+
+
+class trace:
+    """Collect the kernels launched, and the buffers allocated, inside a
+    ``with`` block.
+
+    >>> import numpy as np
+    >>> from netcl_lite.core.device import manager
+    >>> from netcl_lite.core.tensor import Tensor
+    >>> queue = manager.default("cpu").queue
     >>> with trace() as ran:
-    ...     pass                     # run some ops here
-    >>> ran
-    []
+    ...     x = Tensor.from_host(queue, np.ones((2, 3)))     # 6 float32 values
+    ...     launch(queue, "elementwise", "scale_forward", (6,), LOCAL_1D,
+    ...            x, x, 2.0, 6)
+    >>> ran, ran.allocations
+    (['elementwise.cl:scale_forward'], [24])
     """
 
     def __enter__(self):
-        self.log = []
+        self.log = TraceLog()
         _traces.append(self.log)
         return self.log
 

@@ -16,9 +16,12 @@ array([[0, 1],
 """
 
 import math
+import resource
 
 import numpy as np
 import pyopencl as cl
+
+from netcl_lite.core.program import note_allocation
 
 FLOAT = np.dtype(np.float32)
 INT = np.dtype(np.int32)
@@ -26,12 +29,26 @@ I32 = np.iinfo(np.int32)
 
 
 def _to_device_dtype(array):
-    """Cast float64 -> float32 and int64 -> int32 (when every value fits)."""
+    """Cast float64 -> float32 and int64 -> int32 (when every value fits).
+
+    A finite float that float32 cannot hold (|x| > 3.4e38) raises a
+    ValueError naming it, instead of silently becoming inf; inf and NaN
+    stay what they are.
+    """
     kind = array.dtype.kind
     if array.dtype in (FLOAT, INT):
         return array
     if kind == "f":
-        return array.astype(FLOAT)
+        with np.errstate(over="ignore"):
+            out = array.astype(FLOAT)
+        overflow = np.isinf(out) & np.isfinite(array)
+        if overflow.any():
+            where = tuple(int(i) for i in np.argwhere(overflow)[0])
+            raise ValueError(
+                f"value {float(array[where])!r} at index {where} does not fit in "
+                f"float32 (largest {np.finfo(FLOAT).max:.4g}); scale it first"
+            )
+        return out
     if kind in "iu":
         if array.size and (array.min() < I32.min or array.max() > I32.max):
             bad = array.max() if array.max() > I32.max else array.min()
@@ -46,6 +63,65 @@ def _to_device_dtype(array):
     )
 
 
+_limits = {}  # device.int_ptr -> (max_mem_alloc_size, global_mem_size, is_cpu)
+
+
+def _device_limits(queue):
+    device = queue.device
+    if device.int_ptr not in _limits:
+        _limits[device.int_ptr] = (
+            device.max_mem_alloc_size, device.global_mem_size,
+            bool(device.type & cl.device_type.CPU))
+    return _limits[device.int_ptr]
+
+
+def host_bytes_left():
+    """Bytes this process may still map under ``ulimit -v``, or None (no limit).
+
+    A CPU device keeps its buffers in our own address space, and PoCL only
+    maps a buffer when a kernel first touches it: past the limit that is a
+    crash inside a kernel launch, not an error we could catch.
+    """
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft == resource.RLIM_INFINITY:
+        return None
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            used = next(int(line.split()[1]) * 1024 for line in f
+                        if line.startswith("VmSize:"))
+    except (OSError, StopIteration, ValueError):
+        return None
+    return max(soft - used, 0)
+
+
+def check_fits(queue, nbytes, what):
+    """ValueError (naming ``what`` and the bytes) if ``nbytes`` cannot be had.
+
+    Checks the device's largest single allocation, its total memory and, on
+    a CPU device, the process's address-space limit. ``what`` names the
+    request, e.g. "a float32 tensor of shape (60000, 60000)".
+
+    >>> from netcl_lite.core.device import manager
+    >>> q = manager.default("cpu").queue
+    >>> check_fits(q, 2**62, "a test")
+    Traceback (most recent call last):
+    ...
+    ValueError: a test would take 4611686018427387904 bytes (4294967296.0 GiB), ...
+    """
+    max_alloc, total, is_cpu = _device_limits(queue)
+    limits = [(total, "the device's memory (global_mem_size)")]
+    left = host_bytes_left() if is_cpu else None
+    if left is not None:
+        limits.append((left, "what this process may still allocate (ulimit -v)"))
+    for limit, name in limits:
+        if nbytes > limit:
+            raise ValueError(
+                f"{what} would take {nbytes} bytes ({nbytes / 2**30:.1f} GiB), more "
+                f"than {name}: {limit} bytes ({limit / 2**30:.1f} GiB)"
+            )
+    return max_alloc
+
+
 class Tensor:
     """A contiguous float32 or int32 array that lives on an OpenCL device."""
 
@@ -54,6 +130,14 @@ class Tensor:
         self.buffer = buffer
         self.shape = tuple(int(s) for s in shape)
         self.dtype = np.dtype(dtype)
+        need = math.prod(self.shape) * self.dtype.itemsize
+        if not isinstance(buffer, cl.MemoryObjectHolder) or buffer.size < need:
+            have = getattr(buffer, "size", None)
+            raise ValueError(
+                f"a {self.dtype.name} tensor of shape {self.shape} needs a "
+                f"cl.Buffer of at least {need} bytes, got "
+                f"{type(buffer).__name__} of {have} bytes"
+            )
 
     # --- creation -----------------------------------------------------------
     @classmethod
@@ -66,7 +150,16 @@ class Tensor:
         if dtype not in (FLOAT, INT):
             raise ValueError(f"unsupported dtype {dtype}: use float32 or int32")
         nbytes = max(math.prod(shape) * dtype.itemsize, 4)
+        what = f"a {dtype.name} tensor of shape {shape}"
+        max_alloc = check_fits(queue, nbytes, what)
+        if nbytes > max_alloc:
+            raise ValueError(
+                f"{what} would take {nbytes} bytes ({nbytes / 2**30:.1f} GiB), more "
+                f"than one buffer may hold on this device (max_mem_alloc_size "
+                f"{max_alloc} bytes, {max_alloc / 2**30:.1f} GiB)"
+            )
         buffer = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, nbytes)
+        note_allocation(nbytes)                  # seen by open ``trace()``s
         return cls(queue, buffer, shape, dtype)
 
     @classmethod
@@ -78,7 +171,12 @@ class Tensor:
 
     @classmethod
     def from_host(cls, queue, array):
-        """Copy a numpy array (or anything ``np.asarray`` takes) to the device."""
+        """Copy a numpy array (or anything ``np.asarray`` takes) to the device.
+
+        float64 is cast to float32; a finite value beyond float32's range
+        (about 3.4e38) raises a ValueError naming it rather than silently
+        becoming inf, while inf and NaN pass through unchanged.
+        """
         if not isinstance(queue, cl.CommandQueue):
             raise ValueError(
                 f"expected a pyopencl CommandQueue, got {type(queue).__name__}"

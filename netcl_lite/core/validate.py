@@ -63,28 +63,40 @@ def check_ids(ids, V, op, what="id"):
         )
 
 
-def heads(q, k, v, op="flash_attention"):
-    """(batch, H, HKV) for q, k, v, or a ValueError naming the shapes.
+def check_qkv(op, q, k, v=None, gqa=True):
+    """The one validator of attention inputs: (batch, H, HKV), or a
+    ValueError naming the shapes.
 
-    batch * H query heads; kv head ``b * HKV + h // (H // HKV)`` serves query
-    head ``b * H + h``. Equal leading dims give H = HKV (plain attention).
+    q (..., H, Sq, d), k (..., HKV, Sk, d), v (..., HKV, Sk, dv), float32.
+    Equal leading dims give H = HKV = 1 over batch = their product (plain
+    attention). # GQA (``gqa=True``): q may have H = n * HKV heads; kv head
+    ``b * HKV + h // (H // HKV)`` then serves query head ``b * H + h``.
     """
-    for name, x in (("q", q), ("k", k), ("v", v)):
+    named = (("q", q), ("k", k)) + ((("v", v),) if v is not None else ())
+    for name, x in named:
         if x.dtype != FLOAT:
             raise ValueError(f"{op}: {name} {x.shape} has dtype {x.dtype}, "
                              "need float32")
         if len(x.shape) < 2:
-            raise ValueError(f"{op}: {name} must be (..., S, d), got {x.shape}")
+            raise ValueError(f"{op}: {name} must be (..., S, d), got shape "
+                             f"{x.shape}")
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(f"{op}: head dims differ: q {q.shape} "
                          f"(d={q.shape[-1]}) vs k {k.shape} (d={k.shape[-1]})")
     if q.shape[-1] == 0:
         raise ValueError(f"{op}: head dim d=0 in q {q.shape}")
-    if k.shape[:-1] != v.shape[:-1]:
-        raise ValueError(f"{op}: k {k.shape} and v {v.shape} differ before "
-                         "the last dim")
+    if v is not None:
+        if v.shape[:-2] != k.shape[:-2]:
+            raise ValueError(f"{op}: leading dims differ: k {k.shape} vs "
+                             f"v {v.shape}")
+        if v.shape[-2] != k.shape[-2]:
+            raise ValueError(f"{op}: k {k.shape} and v {v.shape}: lengths "
+                             f"differ, Sk={k.shape[-2]} vs Sk={v.shape[-2]}")
     if q.shape[:-2] == k.shape[:-2]:
         return math.prod(q.shape[:-2]), 1, 1
+    if not gqa:
+        raise ValueError(f"{op}: leading dims differ: q {q.shape} vs "
+                         f"k {k.shape}")
     if len(q.shape) < 3 or len(q.shape) != len(k.shape) \
             or q.shape[:-3] != k.shape[:-3]:
         raise ValueError(f"{op}: leading dims differ: q {q.shape} vs k "

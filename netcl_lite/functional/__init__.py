@@ -9,11 +9,14 @@ from netcl_lite.functional.attention import (
     attention_naive,
     attention_weights,
     scaled_dot_product_attention,
+    scores,
 )
+from netcl_lite.functional.concat import concat
 from netcl_lite.functional.cross_entropy import cross_entropy
 from netcl_lite.functional.elementwise import add, mul, scale
 from netcl_lite.functional.embedding import embedding
 from netcl_lite.functional.flash_attention import flash_attention
+from netcl_lite.functional.flash_attention_simple import flash_attention_simple
 from netcl_lite.functional.matmul import matmul, matmul_simple
 from netcl_lite.functional.reduce import sum
 from netcl_lite.functional.repeat_kv import repeat_kv
@@ -27,10 +30,10 @@ __all__ = [
     # elementwise, reductions, products
     "add", "mul", "scale", "sum", "matmul", "matmul_simple",
     # shapes
-    "reshape", "permute", "transpose",
+    "reshape", "permute", "transpose", "concat",
     # attention
-    "softmax", "attention_weights", "scaled_dot_product_attention",
-    "attention_naive", "flash_attention",
+    "scores", "softmax", "attention_weights", "scaled_dot_product_attention",
+    "attention_naive", "flash_attention", "flash_attention_simple",
     "rope", "repeat_kv",
     # layers and losses
     "embedding", "rms_norm", "silu", "cross_entropy",

@@ -32,63 +32,21 @@ array([[10.  ,  1.  ],
 import math
 
 from netcl_lite.autograd import nodes, record
-from netcl_lite.core.tensor import FLOAT
-from netcl_lite.core.validate import heads
+from netcl_lite.core.tensor import FLOAT, check_fits
+from netcl_lite.core.validate import check_qkv
 from netcl_lite.functional.elementwise import scale as scale_op
-from netcl_lite.functional.flash_attention import (DMAX, flash_attention,
+from netcl_lite.functional.flash_attention import (DMAX, fused_attention,
                                                    score_scale)
 from netcl_lite.functional.matmul import matmul, matmul_strided
 from netcl_lite.functional.repeat_kv import repeat_kv
 from netcl_lite.functional.shape import reshape
 from netcl_lite.functional.softmax import softmax
 
-
-def _check(op, gqa=False, **named):
-    """ValueErrors naming the shapes, before any kernel runs.
-
-    ``gqa``: q may have more heads than k (checked by ``heads``)."""
-    for name, x in named.items():
-        if x.dtype != FLOAT:
-            raise ValueError(
-                f"{op}: {name} {x.shape} has dtype {x.dtype}, need float32"
-            )
-        if len(x.shape) < 2:
-            raise ValueError(
-                f"{op}: {name} must be (..., S, d), got shape {x.shape}"
-            )
-    q, k = named["q"], named["k"]
-    if q.shape[:-2] != k.shape[:-2] and not gqa:
-        raise ValueError(
-            f"{op}: leading dims differ: q {q.shape} vs k {k.shape}"
-        )
-    if q.shape[-1] != k.shape[-1]:
-        raise ValueError(
-            f"{op}: head dims differ: q {q.shape} (d={q.shape[-1]}) "
-            f"vs k {k.shape} (d={k.shape[-1]})"
-        )
-    if q.shape[-1] == 0:
-        raise ValueError(f"{op}: head dim d=0 in q {q.shape}")
-    v = named.get("v")
-    if v is not None:
-        if v.shape[:-2] != k.shape[:-2]:
-            raise ValueError(
-                f"{op}: leading dims differ: k {k.shape} vs v {v.shape}"
-            )
-        if v.shape[-2] != k.shape[-2]:
-            raise ValueError(
-                f"{op}: k and v lengths differ: k {k.shape} "
-                f"(Sk={k.shape[-2]}) vs v {v.shape} (Sk={v.shape[-2]})"
-            )
+# Each public function checks its inputs once (``check_qkv``) and calls the
+# private one, which trusts them: so does every function that calls it.
 
 
-def scores(q, k):
-    """q k^T: (..., Sq, d) x (..., Sk, d) -> (..., Sq, Sk), raw dot products.
-
-    k^T is never copied: the matmul kernel reads k through transposed
-    strides. Backward is two more matmuls: grad_q = g k, grad_k = g^T q.
-    """
-    q, k = nodes(q, k, dtype=None, op="scores")
-    _check("scores", q=q, k=k)
+def _scores(q, k):
     *lead, Sq, d = q.shape
     Sk = k.shape[-2]
     batch = math.prod(lead)
@@ -107,7 +65,23 @@ def scores(q, k):
                             (Sq * Sk, 1, Sk), (Sq * d, d, 1))
         return gq.reshape(q.shape), gk.reshape(k.shape)
 
-    return record(out, (q, k), backward)
+    return record(out, (q, k), backward, "scores")
+
+
+def scores(q, k):
+    """q k^T: (..., Sq, d) x (..., Sk, d) -> (..., Sq, Sk), raw dot products.
+
+    k^T is never copied: the matmul kernel reads k through transposed
+    strides. Backward is two more matmuls: grad_q = g k, grad_k = g^T q.
+    """
+    q, k = nodes(q, k, dtype=None, op="scores")
+    check_qkv("scores", q, k, gqa=False)
+    return _scores(q, k)
+
+
+def _weights(q, k, causal, c):
+    logits = scale_op(_scores(q, k), c)                  # (..., Sq, Sk)
+    return softmax(logits, causal=causal)                # (..., Sq, Sk)
 
 
 def attention_weights(q, k, causal=True, scale=None):
@@ -118,10 +92,19 @@ def attention_weights(q, k, causal=True, scale=None):
     ``scale`` replaces 1/sqrt(d) when given.
     """
     q, k = nodes(q, k, dtype=None, op="attention_weights")
-    _check("attention_weights", q=q, k=k)
-    c = score_scale(q.shape[-1], scale, "attention_weights")
-    logits = scale_op(scores(q, k), c)                   # (..., Sq, Sk)
-    return softmax(logits, causal=causal)                # (..., Sq, Sk)
+    check_qkv("attention_weights", q, k, gqa=False)
+    return _weights(q, k, causal, score_scale(q.shape[-1], scale,
+                                              "attention_weights"))
+
+
+def _naive(q, k, v, causal, c):
+    # the (..., Sq, Sk) matrices held at once: scores, scaled scores, A
+    *lead, Sq, _ = q.shape
+    shape = (*lead, Sq, k.shape[-2])
+    check_fits(q.queue, 3 * math.prod(shape) * FLOAT.itemsize,
+               f"attention_naive's three float32 {shape} score matrices")
+    A = _weights(q, k, causal, c)                        # (..., Sq, Sk)
+    return matmul(A, v)                                  # (..., Sq, dv)
 
 
 def attention_naive(q, k, v, causal=True, scale=None):
@@ -131,9 +114,9 @@ def attention_naive(q, k, v, causal=True, scale=None):
     The simple version of ``scaled_dot_product_attention`` and its oracle.
     """
     q, k, v = nodes(q, k, v, dtype=None, op="attention_naive")
-    _check("attention_naive", q=q, k=k, v=v)
-    A = attention_weights(q, k, causal=causal, scale=scale)  # (..., Sq, Sk)
-    return matmul(A, v)                                  # (..., Sq, dv)
+    check_qkv("attention_naive", q, k, v, gqa=False)
+    return _naive(q, k, v, causal, score_scale(q.shape[-1], scale,
+                                               "attention_naive"))
 
 
 def scaled_dot_product_attention(q, k, v, causal=True, scale=None):
@@ -146,14 +129,14 @@ def scaled_dot_product_attention(q, k, v, causal=True, scale=None):
     dims above 256 fall back to ``attention_naive``.
     """
     q, k, v = nodes(q, k, v, dtype=None, op="scaled_dot_product_attention")
-    _check("scaled_dot_product_attention", gqa=True, q=q, k=k, v=v)
-    batch, H, HKV = heads(q, k, v, op="scaled_dot_product_attention")
+    batch, H, HKV = check_qkv("scaled_dot_product_attention", q, k, v)
+    c = score_scale(q.shape[-1], scale, "scaled_dot_product_attention")
     if q.shape[-1] <= DMAX and v.shape[-1] <= DMAX:
-        return flash_attention(q, k, v, causal=causal, scale=scale)
+        return fused_attention(q, k, v, causal, batch, H, HKV, c)
     if H != HKV:  # the naive path needs one kv head per query head
         def repeat(x):                                   # (..., HKV, Sk, d)
             x = reshape(x, (batch, HKV, *x.shape[-2:]))
             x = repeat_kv(x, H // HKV)                   # (batch, H, Sk, d)
             return reshape(x, (*q.shape[:-2], *x.shape[-2:]))
         k, v = repeat(k), repeat(v)
-    return attention_naive(q, k, v, causal=causal, scale=scale)
+    return _naive(q, k, v, causal, c)

@@ -62,9 +62,9 @@ def cross_entropy(logits, targets):
 
     def backward(g):
         gl = Tensor.empty(queue, logits.shape)
-        launch(queue, "cross_entropy", "cross_entropy_backward", (N * V,), LOCAL_1D,
+        launch(queue, "cross_entropy", "cross_entropy_backward", (N,), LOCAL_1D,
                g, logits.value, targets.value, row_max, row_sum, gl, N, V,
                1.0 / N)
         return gl, None
 
-    return record(out, (logits, targets), backward)
+    return record(out, (logits, targets), backward, "cross_entropy")

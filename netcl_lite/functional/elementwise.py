@@ -26,7 +26,7 @@ def add(a, b):
     def backward(g):
         return g, g
 
-    return record(out, (a, b), backward)
+    return record(out, (a, b), backward, "add")
 
 
 def mul(a, b):
@@ -44,7 +44,7 @@ def mul(a, b):
                g, a.value, b.value, ga, gb, n)
         return ga, gb
 
-    return record(out, (a, b), backward)
+    return record(out, (a, b), backward, "mul")
 
 
 def scale(x, c):
@@ -55,4 +55,4 @@ def scale(x, c):
     def backward(g):
         return (scale_tensor(g, c),)
 
-    return record(scale_tensor(x.value, c), (x,), backward)
+    return record(scale_tensor(x.value, c), (x,), backward, "scale")

@@ -48,4 +48,4 @@ def embedding(table, ids):
                g, ids.value, gt, N, D)
         return gt, None
 
-    return record(out, (table, ids), backward)
+    return record(out, (table, ids), backward, "embedding")

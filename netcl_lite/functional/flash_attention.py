@@ -12,6 +12,8 @@ keeps (its logsumexp), FlashAttention-2 style.
 
 GQA: query head h reads kv head h // (H // HKV) straight from k and v, no
 copies; when q and k have the same leading dims it is plain attention.
+``fast=False`` runs the plain kernel of the same algorithm instead
+(``flash_attention_simple.py``): the one to read first.
 
 >>> import numpy as np
 >>> import netcl_lite.functional as F
@@ -34,7 +36,8 @@ import numbers
 from netcl_lite.autograd import nodes, record
 from netcl_lite.core.program import LOCAL_1D, ceil_div, launch
 from netcl_lite.core.tensor import Tensor
-from netcl_lite.core.validate import heads
+from netcl_lite.core.validate import check_qkv
+from netcl_lite.functional.flash_attention_simple import simple_attention
 
 # kernels/flash_attention.cl: a forward work-item owns up to RT * TR query
 # rows, a backward one TR rows; keys come in panels of TC
@@ -80,24 +83,35 @@ def _pack_rows(x, N, S, D):
     return out
 
 
-def flash_attention(q, k, v, causal=True, scale=None):
+def flash_attention(q, k, v, causal=True, fast=True, scale=None):
     """softmax(q k^T / sqrt(d) + M) v, fused; see the module docstring.
 
     ``scale`` replaces 1/sqrt(d) when given (the kernels take it as an
     argument). Memory: O(S d) per head (the output, one logsumexp per row,
-    packed copies of k and v); never (Sq, Sk). d and dv are at most 256.
+    packed copies of k and v); never (Sq, Sk). d and dv are at most 256 for
+    the fast kernel; ``fast=False`` runs the plain one (any d).
     """
     q, k, v = nodes(q, k, v, dtype=None, op="flash_attention")
-    batch, H, HKV = heads(q, k, v)
-    *_, Sq, D = q.shape
-    Sk, DV = k.shape[-2], v.shape[-1]
+    batch, H, HKV = check_qkv("flash_attention", q, k, v)
+    sm = score_scale(q.shape[-1], scale, "flash_attention")
+    if not fast:
+        return simple_attention(q, k, v, causal, batch, H, HKV, sm)
+    D, DV = q.shape[-1], v.shape[-1]
     if D > DMAX or DV > DMAX:
         raise ValueError(f"flash_attention: head dims d={D}, dv={DV}; the "
                          f"fused kernel takes at most {DMAX}")
+    return fused_attention(q, k, v, causal, batch, H, HKV, sm)
+
+
+def fused_attention(q, k, v, causal, batch, H, HKV, sm=None):
+    """The fast kernel on nodes that ``check_qkv`` has passed, d, dv <= DMAX;
+    ``sm`` is the factor on q k^T (a checked ``score_scale``)."""
+    *_, Sq, D = q.shape
+    Sk, DV = k.shape[-2], v.shape[-1]
     rep = H // HKV
     BH, BHKV = batch * H, batch * HKV
     queue = q.queue
-    sm = score_scale(D, scale, "flash_attention")  # 1/sqrt(D) by default
+    sm = score_scale(D) if sm is None else sm      # 1/sqrt(D) by default
     c = LOG2E * sm
     causal = bool(causal)
     kt = _pack_panels(k.value, BHKV, Sk, D)        # (BHKV, Sk16/16, D, 16)
@@ -136,4 +150,4 @@ def flash_attention(q, k, v, causal=True, scale=None):
                DV, _round16(DV), c, sm, causal)
         return gq, gk, gv
 
-    return record(out, (q, k, v), backward)
+    return record(out, (q, k, v), backward, "flash_attention")

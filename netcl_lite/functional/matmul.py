@@ -15,9 +15,11 @@ array([[ 7., 10.],
 
 Two kernels compute the same product. ``matmul_forward`` is the simple one
 (one work-item per output value): the chapters read it and the tests use it
-as the oracle. ``matmul_packed`` copies A and B into panels and keeps a
-6 x 16 tile of C in registers (about 0.8-1x numpy's speed on a CPU); it runs
-whenever the product is big enough to pay for the packing.
+as the oracle. ``matmul_tiled`` keeps a tile of C in vector registers
+(``kernels/register_tile.cl``; about 0.8-1x numpy's speed on a CPU), reads
+A in place and B in place or from packed panels; it runs whenever the
+product is big enough. Its tile is chosen for the device
+(``netcl_lite/core/tune.py``).
 ``F.matmul(a, b, fast=False)`` (or ``F.matmul_simple``) forces the simple one:
 
 >>> F.matmul_simple(a, a).value.to_host()
@@ -32,10 +34,11 @@ import numpy as np
 from netcl_lite.autograd import nodes, record
 from netcl_lite.core.program import LOCAL_1D, LOCAL_2D, ceil_div, launch
 from netcl_lite.core.tensor import Tensor
+from netcl_lite.core.tune import matmul_config, options
 from netcl_lite.core.validate import min_ndim
 
-MR, NR = 6, 16          # the register tile of matmul_packed (kernels/matmul.cl)
-FAST_MIN_MNK = 48 ** 3  # below: the simple kernel is faster (3 launches vs 1)
+FAST_MIN_MNK = 48 ** 3  # below: the simple kernel is faster (one launch, no tile)
+PACK_MIN_K = 512        # beyond this K, B is packed when its rows are 2 KB apart
 
 
 def matmul_simple_strided(a, b, batch, M, N, K, a_strides, b_strides):
@@ -47,38 +50,66 @@ def matmul_simple_strided(a, b, batch, M, N, K, a_strides, b_strides):
 
 
 def _row_blocks(batch, PM, PN):
-    """Row panels per work-item: 16 (96 rows), fewer when that would leave
-    under 16 work-groups of 64: the cores share out whole groups, so a few
-    big ones leave a core idle at the end."""
+    """Row panels per work-item: 16, fewer when that would leave under 16
+    work-groups of 64: the cores share out whole groups, so a few big ones
+    leave a core idle at the end."""
     RB = 16
     while RB > 1 and batch * ceil_div(PM, RB) * PN < 16 * 64:
         RB //= 2
     return RB
 
 
-def matmul_packed_strided(a, b, batch, M, N, K, a_strides, b_strides):
-    """C (batch, M, N) = A @ B through packed panels (same strides)."""
+def _b_in_place(N, K, b_strides, VW, NR):
+    """Can matmul_tiled read B where it is? Rows contiguous and VW-aligned,
+    N >= NR (the last panel shifts back), and not a long walk down rows a
+    multiple of 2 KB apart: those map to the same cache sets and evict each
+    other (measured: (128 x 2048) @ (2048 x 1024) ran 4x slower in place)."""
+    b_bs, b_rs, b_cs = b_strides
+    thrashes = K > PACK_MIN_K and b_rs % 512 == 0
+    return (b_cs == 1 and N >= NR and not thrashes
+            and N % VW == 0 and b_rs % VW == 0 and b_bs % VW == 0)
+
+
+def tile_config(queue):
+    """The register tile for this queue's device (core/tune.py chooses it,
+    timing a few candidates with ``_square`` on first use)."""
+    return matmul_config(queue, _square)
+
+
+def _square(a, config):
+    n = a.shape[0]
+    strides = (n * n, n, 1)
+    return matmul_tiled_strided(a, a, 1, n, n, n, strides, strides, config)
+
+
+def matmul_tiled_strided(a, b, batch, M, N, K, a_strides, b_strides, config=None):
+    """C (batch, M, N) = A @ B with the register tile (same strides);
+    ``config``: the tile's build macros (default: ``tile_config``)."""
     queue = a.queue
-    out = Tensor.empty(queue, (batch, M, N))
-    if M == 0 or N == 0:
-        return out
-    if K == 0:
+    cfg = config or tile_config(queue)
+    VW, MR = cfg["VW"], cfg["TILE_M"]
+    NR = cfg["TILE_V"] * VW
+    opts = options(cfg)
+    if M < MR or K == 0:   # too few rows for one tile: the simple kernel
         return matmul_simple_strided(a, b, batch, M, N, K, a_strides, b_strides)
+    out = Tensor.empty(queue, (batch, M, N))
+    if N == 0:
+        return out
     PM, PN = ceil_div(M, MR), ceil_div(N, NR)
-    # a matrix with batch stride 0 serves every batch: pack it once
-    a_batch = 1 if a_strides[0] == 0 else batch
-    b_batch = 1 if b_strides[0] == 0 else batch
-    Ap = Tensor.empty(queue, (a_batch, PM, K, MR))
-    Bp = Tensor.empty(queue, (b_batch, PN, K, NR))
-    launch(queue, "matmul", "matmul_pack_a", (K, a_batch * PM), LOCAL_2D,
-           a, Ap, a_batch, M, K, *a_strides)
-    launch(queue, "matmul", "matmul_pack_b", (K, b_batch * PN), LOCAL_2D,
-           b, Bp, b_batch, K, N, *b_strides)
+    if _b_in_place(N, K, b_strides, VW, NR):
+        bq, b_bs, b_ps, ldb, packed = b, b_strides[0], NR, b_strides[1], 0
+    else:   # copy B (or B^T) into zero-padded panels of NR columns, once
+        b_batch = 1 if b_strides[0] == 0 else batch
+        bq = Tensor.empty(queue, (b_batch, PN, K, NR))
+        launch(queue, "matmul", "matmul_pack_b", (K, b_batch * PN), LOCAL_2D,
+               b, bq, b_batch, K, N, *b_strides, options=opts)
+        b_bs = 0 if b_batch == 1 else PN * K * NR
+        b_ps, ldb, packed = K * NR, NR, 1
     RB = _row_blocks(batch, PM, PN)
-    ap_bs = np.int64(0 if a_batch == 1 else PM * K * MR)
-    bp_bs = np.int64(0 if b_batch == 1 else PN * K * NR)
-    launch(queue, "matmul", "matmul_packed", (batch * ceil_div(PM, RB) * PN,),
-           LOCAL_1D, Ap, Bp, out, batch, M, N, K, RB, ap_bs, bp_bs)
+    launch(queue, "matmul", "matmul_tiled", (batch * ceil_div(PM, RB) * PN,),
+           LOCAL_1D, a, bq, out, batch, M, N, K, RB, np.int64(a_strides[0]),
+           a_strides[1], a_strides[2], np.int64(b_bs), np.int64(b_ps), ldb,
+           packed, options=opts)
     return out
 
 
@@ -87,11 +118,11 @@ def matmul_strided(a, b, batch, M, N, K, a_strides, b_strides, fast=None):
 
     Element (b, i, k) of A is ``a[b*a_bs + i*a_rs + k*a_cs]`` with
     ``a_strides = (a_bs, a_rs, a_cs)``; likewise B. ``fast=None`` picks the
-    packed kernel when M*N*K >= FAST_MIN_MNK; True/False force a path.
+    tiled kernel when M*N*K >= FAST_MIN_MNK; True/False force a path.
     """
     if fast is None:
         fast = M * N * K >= FAST_MIN_MNK
-    run = matmul_packed_strided if fast else matmul_simple_strided
+    run = matmul_tiled_strided if fast else matmul_simple_strided
     return run(a, b, batch, M, N, K, a_strides, b_strides)
 
 
@@ -135,7 +166,7 @@ def matmul(a, b, fast=None):
                             (M * K, 1, K), (M * N, N, 1), fast)
         return ga.reshape(a.shape), gb.reshape(b.shape)
 
-    return record(out, (a, b), backward)
+    return record(out, (a, b), backward, "matmul")
 
 
 def matmul_simple(a, b):

@@ -1,5 +1,8 @@
 """sum over every value, deterministic (``kernels/reduce.cl``).
 
+The two-pass sum itself is ``core/tensor_ops.sum_tensor``, shared with the
+loss; this file adds its gradient.
+
 >>> import numpy as np
 >>> import netcl_lite.functional as F
 >>> from netcl_lite.core.device import manager
@@ -26,4 +29,4 @@ def sum(x):  # noqa: A001 - the name the course uses: F.sum
                g, gx, x.value.size)
         return (gx,)
 
-    return record(sum_tensor(x.value), (x,), backward)
+    return record(sum_tensor(x.value), (x,), backward, "sum")

@@ -46,4 +46,4 @@ def repeat_kv(x, n_rep):
                g, gx, B, HKV, n_rep, inner)
         return (gx,)
 
-    return record(out, (x,), backward)
+    return record(out, (x,), backward, "repeat_kv")

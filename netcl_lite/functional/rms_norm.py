@@ -51,4 +51,4 @@ def rms_norm(x, weight, eps=1e-6):
                g, x.value, rstd, gw, R, D)
         return gx, gw
 
-    return record(out, (x, weight), backward)
+    return record(out, (x, weight), backward, "rms_norm")

@@ -80,7 +80,7 @@ def rope(x, base=10000.0, offset=0, scale=1.0):
     def backward(g):
         return (rope_backward(g, table, rows, S, pairs),)
 
-    return record(out, (x,), backward)
+    return record(out, (x,), backward, "rope")
 
 
 def rope_backward(g, table, rows, S, pairs):

@@ -39,7 +39,7 @@ def reshape(x, shape):
     def backward(g):
         return (g.reshape(old),)
 
-    return record(x.value.reshape(shape), (x,), backward)
+    return record(x.value.reshape(shape), (x,), backward, "reshape")
 
 
 def _contiguous_strides(shape):
@@ -98,17 +98,18 @@ def permute(x, axes):
     out_shape = tuple(x.shape[a] for a in axes)
     args = _launch_args(x.shape, axes)
     out = Tensor.empty(queue, out_shape)
-    launch(queue, "permute", "permute_forward", (n,), LOCAL_1D,
-           x.value, out, *args, n)
+    rows = n // args[2] if n else 0                # rows of o3 output values
+    launch(queue, "permute", "permute_forward", (rows,), LOCAL_1D,
+           x.value, out, *args, rows)
 
     def backward(g):
         gx = Tensor.empty(queue, x.shape)
         # the same index map as the forward, walked as a scatter
-        launch(queue, "permute", "permute_backward", (n,), LOCAL_1D,
-               g, gx, *args, n)
+        launch(queue, "permute", "permute_backward", (rows,), LOCAL_1D,
+               g, gx, *args, rows)
         return (gx,)
 
-    return record(out, (x,), backward)
+    return record(out, (x,), backward, "permute")
 
 
 def transpose(x, dim0, dim1):

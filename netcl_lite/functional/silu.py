@@ -29,4 +29,4 @@ def silu(x):
         launch(queue, "silu", "silu_backward", (n,), LOCAL_1D, g, x.value, gx, n)
         return (gx,)
 
-    return record(out, (x,), backward)
+    return record(out, (x,), backward, "silu")

@@ -49,4 +49,4 @@ def softmax(x, causal=False):
                y, g, gx, R, Sq, Sk, causal)
         return (gx,)
 
-    return record(y, (x,), backward)
+    return record(y, (x,), backward, "softmax")

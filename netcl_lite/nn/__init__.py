@@ -2,19 +2,20 @@
 
 from netcl_lite.nn.attention import MultiHeadAttention
 from netcl_lite.nn.block import DecoderBlock
-from netcl_lite.nn.checkpoint import load_checkpoint, save_checkpoint
+from netcl_lite.nn.checkpoint import load_checkpoint, load_weights, save_checkpoint
 from netcl_lite.nn.embedding import Embedding
 from netcl_lite.nn.feed_forward import SwiGLU
 from netcl_lite.nn.kv_cache import KVCache
 from netcl_lite.nn.linear import Linear
 from netcl_lite.nn.model import DecoderConfig, DecoderLM
-from netcl_lite.nn.module import Module
+from netcl_lite.nn.module import Module, parameter
 from netcl_lite.nn.norm import RMSNorm
 from netcl_lite.nn.transformer import RotaryAttention
 
 __all__ = [
-    "Module", "Linear", "Embedding", "MultiHeadAttention", "RotaryAttention",
+    "Module", "parameter", "Linear", "Embedding", "MultiHeadAttention",
+    "RotaryAttention",
     # the decoder (chapter 09)
     "RMSNorm", "SwiGLU", "DecoderBlock", "DecoderConfig", "DecoderLM", "KVCache",
-    "save_checkpoint", "load_checkpoint",
+    "save_checkpoint", "load_checkpoint", "load_weights",
 ]

@@ -64,6 +64,24 @@ class MultiHeadAttention(Module):
                 f"got {x.shape}"
             )
 
+    @staticmethod
+    def position(offset, cache):
+        """The first position of x: ``offset``, else the cache's length, else 0.
+
+        With a cache the new tokens follow the cached ones, so an explicit
+        offset must equal ``cache.length``.
+        """
+        if offset is None:
+            return 0 if cache is None else cache.length
+        if isinstance(offset, bool) or not isinstance(offset, (int, np.integer)):
+            raise ValueError(f"offset must be an int, got {offset!r}")
+        if cache is not None and offset != cache.length:
+            raise ValueError(
+                f"offset {offset} does not follow the cache, which holds "
+                f"{cache.length} positions (leave offset out to use them)"
+            )
+        return int(offset)
+
     def rotate(self, x, offset):
         """Position encoding hook: none here; RotaryAttention applies RoPE."""
         return x
@@ -73,15 +91,35 @@ class MultiHeadAttention(Module):
         x = F.reshape(x, (B, S, n, self.head_dim))  # (B, S, n, Dh)
         return F.transpose(x, 1, 2)                 # (B, n, S, Dh)
 
-    def forward(self, x, offset=0, cache=None):
-        x = as_node(x)
-        self.check_input(x, offset)
-        B, S, _ = x.shape
+    def project(self, x, offset=0):
+        """x (B, S, D) -> the heads q (B, H, S, Dh), k and v (B, HKV, S, Dh),
+        position-encoded: what ``forward`` and ``attention_map`` attend with."""
         H, HKV = self.n_heads, self.n_kv_heads
         q = self.split_heads(F.matmul(x, self.wq), H)    # (B, H, S, Dh)
         k = self.split_heads(F.matmul(x, self.wk), HKV)  # (B, HKV, S, Dh)
         v = self.split_heads(F.matmul(x, self.wv), HKV)  # (B, HKV, S, Dh)
-        q, k = self.rotate(q, offset), self.rotate(k, offset)
+        return self.rotate(q, offset), self.rotate(k, offset), v
+
+    def attention_map(self, x):
+        """The weights A (B, H, S, S) that ``forward(x)`` applies to v.
+
+        The fused kernel never stores them, so they are recomputed from the
+        same projections with ``F.attention_weights``."""
+        x = as_node(x)
+        self.check_input(x)
+        q, k, _ = self.project(x)
+        k = F.repeat_kv(k, self.n_heads // self.n_kv_heads)  # (B, H, S, Dh)
+        return F.attention_weights(q, k, causal=self.causal,
+                                   scale=self.scale)              # (B, H, S, S)
+
+    def forward(self, x, offset=None, cache=None):
+        """x (B, S, D) at positions offset.. (default: after the cache's)."""
+        x = as_node(x)
+        offset = self.position(offset, cache)
+        self.check_input(x, offset)
+        B, S, _ = x.shape
+        H = self.n_heads
+        q, k, v = self.project(x, offset)                # (B, H|HKV, S, Dh)
         if cache is not None:  # KV-cache (nn/kv_cache.py): past k, v first
             k, v = cache.append(k, v)                    # (B, HKV, Sk, Dh)
         # GQA: each kv head serves H // HKV query heads (a no-op when H == HKV);

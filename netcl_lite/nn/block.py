@@ -38,9 +38,12 @@ class DecoderBlock(Module):
         self.ffn_norm = RMSNorm(queue, dim, eps)
         self.ffn = SwiGLU(queue, dim, hidden_dim, seed=seed + 1)
 
-    def forward(self, x, offset=0, cache=None):
-        """x (B, S, D) at positions offset.. -> (B, S, D); cache: a LayerCache."""
+    def forward(self, x, offset=None, cache=None):
+        """x (B, S, D) at positions offset.. -> (B, S, D); cache: a LayerCache.
+
+        offset defaults to the cache's length (0 without a cache)."""
         x = as_node(x)
+        offset = self.attn.position(offset, cache)
         self.attn.check_input(x, offset)  # shapes and positions, before any kernel
         a = self.attn(self.attn_norm(x), offset=offset, cache=cache)
         h = F.add(x, a)                                # (B, S, D) residual

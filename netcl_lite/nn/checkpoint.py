@@ -24,12 +24,20 @@
 >>> tmp.cleanup()
 
 Every problem (missing or unexpected tensor, a shape that does not match
-the config, a malformed or foreign JSON file, another version) raises a
-ValueError naming it, before any weight of the model changes.
+the config, a malformed, truncated or foreign file, another version) raises
+a ValueError naming it, before any weight of the model changes.
+
+A crafted file costs no more than an honest one: the shapes the config
+implies are checked against the shapes in the ``.npy`` headers inside the
+``.npz`` (a few bytes each) before the model is built or any array is
+decompressed. So a config claiming vocab_size = 3,000,000 next to small
+weights, or a small compressed file declaring a huge tensor, fails at once.
 """
 
 import json
 import pathlib
+import zipfile
+import zlib
 
 import numpy as np
 
@@ -70,6 +78,8 @@ def read_header(path):
         header = json.loads(meta.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise ValueError(f"checkpoint {meta}: not valid JSON ({err})") from None
+    except RecursionError:
+        raise ValueError(f"checkpoint {meta}: JSON nested too deeply") from None
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         raise ValueError(f"checkpoint {meta}: not a {FORMAT} file")
     if header.get("version") != VERSION:
@@ -82,37 +92,107 @@ def read_header(path):
     return header
 
 
+def expected_shapes(config):
+    """{parameter name: shape} of ``DecoderLM(queue, config)``, without
+    building it (tests/nn/test_checkpoint.py checks that the two agree)."""
+    c = config
+    if c.dim % c.n_heads or c.n_heads % c.n_kv_heads or (c.dim // c.n_heads) % 2:
+        raise ValueError(
+            f"dim {c.dim}, n_heads {c.n_heads}, n_kv_heads {c.n_kv_heads}: "
+            "need dim % n_heads == 0, n_heads % n_kv_heads == 0 and an even "
+            "head dim"
+        )
+    D, F = c.dim, c.hidden_dim
+    kv = c.n_kv_heads * (D // c.n_heads)
+    shapes = {"tok_emb.weight": (c.vocab_size, D)}
+    for i in range(c.n_layers):
+        block = {
+            "attn_norm.weight": (D,), "attn.wq": (D, D), "attn.wk": (D, kv),
+            "attn.wv": (D, kv), "attn.wo": (D, D), "ffn_norm.weight": (D,),
+            "ffn.w_gate": (D, F), "ffn.w_up": (D, F), "ffn.w_down": (F, D),
+        }
+        shapes.update({f"blocks.{i}.{k}": v for k, v in block.items()})
+    shapes["norm.weight"] = (D,)
+    shapes["head.weight"] = (D, c.vocab_size)
+    return shapes
+
+
+_FLOATS = ("<f2", "<f4", "<f8", ">f2", ">f4", ">f8")
+_BROKEN = (zipfile.BadZipFile, zlib.error, EOFError, OSError, KeyError)
+
+
+def npz_shapes(npz):
+    """{name: (shape, dtype)} from the ``.npy`` headers of an ``.npz``,
+    reading a few hundred bytes per array, never the data."""
+    try:
+        with zipfile.ZipFile(npz) as archive:
+            found = {}
+            for info in archive.infolist():
+                name = info.filename.removesuffix(".npy")
+                with archive.open(info) as f:
+                    version = np.lib.format.read_magic(f)
+                    read = (np.lib.format.read_array_header_1_0
+                            if version == (1, 0)
+                            else np.lib.format.read_array_header_2_0)
+                    shape, fortran, dtype = read(f)
+                if dtype.str not in _FLOATS or fortran:
+                    raise ValueError(
+                        f"tensor {name!r} has dtype {dtype} (order "
+                        f"{'F' if fortran else 'C'}); need C-ordered float16, "
+                        "float32 or float64"
+                    )
+                found[name] = (tuple(shape), dtype)
+            return found
+    except _BROKEN as err:
+        raise ValueError(f"checkpoint {npz}: not a readable .npz ({err!r})") \
+            from None
+    except ValueError as err:
+        raise ValueError(f"checkpoint {npz}: {err}") from None
+
+
+def check_shapes(npz, expected):
+    """Missing, unexpected or misshapen tensors -> ValueError naming one."""
+    found = npz_shapes(npz)
+    missing = [name for name in expected if name not in found]
+    if missing:
+        raise ValueError(f"checkpoint {npz}: missing tensor {missing[0]!r}"
+                         f" ({len(missing)} missing)")
+    unexpected = [name for name in found if name not in expected]
+    if unexpected:
+        raise ValueError(f"checkpoint {npz}: unexpected tensor "
+                         f"{unexpected[0]!r}")
+    for name, shape in expected.items():
+        if found[name][0] != tuple(shape):
+            raise ValueError(
+                f"checkpoint {npz}: tensor {name!r} has shape {found[name][0]}, "
+                f"the model expects {tuple(shape)}"
+            )
+
+
 def load_weights(model, path):
     """Copy <stem>.npz into model's parameters; all checks come first."""
     npz, _ = _paths(path)
     params = dict(model.named_parameters())
+    check_shapes(npz, {name: p.shape for name, p in params.items()})
     arrays = {}
-    with np.load(npz, allow_pickle=False) as data:
-        missing = [name for name in params if name not in data.files]
-        if missing:
-            raise ValueError(f"checkpoint {npz}: missing tensor {missing[0]!r}"
-                             f" ({len(missing)} missing)")
-        unexpected = [name for name in data.files if name not in params]
-        if unexpected:
-            raise ValueError(f"checkpoint {npz}: unexpected tensor "
-                             f"{unexpected[0]!r}")
-        for name, p in params.items():
-            try:
+    try:
+        with np.load(npz, allow_pickle=False) as data:
+            for name, p in params.items():
                 a = data[name]
-            except ValueError as err:   # e.g. an object array (needs pickle)
-                raise ValueError(f"checkpoint {npz}: tensor {name!r}: {err}") \
-                    from None
-            if a.shape != p.shape:
-                raise ValueError(
-                    f"checkpoint {npz}: tensor {name!r} has shape {a.shape}, "
-                    f"the model expects {p.shape}"
-                )
-            if a.dtype.kind != "f" or not np.isfinite(a).all():
-                raise ValueError(
-                    f"checkpoint {npz}: tensor {name!r} must hold finite floats, "
-                    f"got dtype {a.dtype}"
-                )
-            arrays[name] = a.astype(np.float32)
+                with np.errstate(over="ignore"):
+                    a32 = a.astype(np.float32)
+                if not np.isfinite(a32).all():   # 1e300 in float64 is inf here
+                    raise ValueError(
+                        f"tensor {name!r} must hold finite floats that fit in "
+                        f"float32, got dtype {a.dtype} with "
+                        f"{int((~np.isfinite(a32)).sum())} that do not"
+                    )
+                arrays[name] = a32
+    except _BROKEN as err:
+        raise ValueError(f"checkpoint {npz}: not a readable .npz ({err!r})") \
+            from None
+    except ValueError as err:
+        raise ValueError(f"checkpoint {npz}: {err}") from None
     for name, p in params.items():
         p.value = Tensor.from_host(p.queue, arrays[name])
     return model
@@ -128,6 +208,12 @@ def load_checkpoint(path, queue):
     except (TypeError, ValueError) as err:
         raise ValueError(f"checkpoint {_paths(path)[1]}: bad config ({err})") \
             from None
+    try:
+        shapes = expected_shapes(config)
+    except ValueError as err:
+        raise ValueError(f"checkpoint {_paths(path)[1]}: bad config ({err})") \
+            from None
+    check_shapes(_paths(path)[0], shapes)   # before the model takes memory
     model = DecoderLM(queue, config)
     load_weights(model, path)
     return model, header.get("extra", {})

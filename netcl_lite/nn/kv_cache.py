@@ -6,7 +6,7 @@ layer: O(t) work per token for the projections, O(t^2) over a sequence.
 RoPE makes a cache easy: a key is rotated by its own absolute position
 once, when it is computed, and never changes afterwards. So a step only
 projects the new token, rotates it at ``offset = cache.length``, appends
-its k and v (``kernels/concat.cl:concat_forward``) and attends over the
+its k and v (``F.concat`` along the positions) and attends over the
 whole cached past. The causal mask is aligned bottom-right: the new query
 (row i of Sq) sees key j iff j <= i + (Sk - Sq).
 
@@ -25,22 +25,8 @@ The cache is for inference only: inside an open ``Tape`` it refuses to
 run, since gradients do not flow through stored keys and values.
 """
 
-import netcl_lite.autograd as ag
-from netcl_lite.autograd import as_node
-from netcl_lite.core.program import LOCAL_2D, launch
-from netcl_lite.core.tensor import Tensor
-
-
-def concat_positions(past, new):
-    """(B, HKV, Sp, Dh) + (B, HKV, Sn, Dh) -> (B, HKV, Sp + Sn, Dh)."""
-    B, HKV, Sp, Dh = past.shape
-    Sn = new.shape[2]
-    R = B * HKV                                   # rows: one per (batch, head)
-    out = Tensor.empty(past.queue, (B, HKV, Sp + Sn, Dh))
-    W = (Sp + Sn) * Dh                            # columns: a row's (S, Dh)
-    launch(past.queue, "concat", "concat_forward", (W, R), LOCAL_2D,
-           past, new, out, R, Sp * Dh, Sn * Dh)
-    return out
+import netcl_lite.functional as F
+from netcl_lite.autograd import as_node, is_recording
 
 
 class LayerCache:
@@ -56,7 +42,7 @@ class LayerCache:
 
     def append(self, k, v):
         """Add the new positions; returns all keys and values as constants."""
-        if ag._active:
+        if is_recording():
             raise ValueError(
                 "KVCache is for inference: close the Tape first "
                 "(gradients do not flow through cached keys and values)"
@@ -76,8 +62,8 @@ class LayerCache:
                     f"KVCache: new k {k.shape} does not extend the cached "
                     f"{old} (B, HKV and Dh must match)"
                 )
-            self.k = concat_positions(self.k, k)       # (B, HKV, S + Sn, Dh)
-            self.v = concat_positions(self.v, v)       # (B, HKV, S + Sn, Dh)
+            self.k = F.concat(self.k, k, axis=2).value  # (B, HKV, S + Sn, Dh)
+            self.v = F.concat(self.v, v, axis=2).value  # (B, HKV, S + Sn, Dh)
         return as_node(self.k), as_node(self.v)
 
 

@@ -265,20 +265,14 @@ class DecoderLM(Module):
     def attention_maps(self, ids):
         """The attention weights of every layer: a list of (B, H, S, S) arrays.
 
-        ``F.scaled_dot_product_attention`` may never store these weights (a
-        fused kernel streams them), so they are recomputed here from the
-        layer's q and k with ``F.attention_weights``.
+        Each layer's ``RotaryAttention.attention_map`` recomputes them from
+        the projections its forward uses (the fused kernel never stores
+        them), on the same normalised input the block feeds it.
         """
         x = self.tok_emb(self._ids(ids))                       # (B, S, D)
         maps = []
         for block in self.blocks:
-            a = block.attn
-            h = block.attn_norm(x)
-            q = a.rotate(a.split_heads(F.matmul(h, a.wq), a.n_heads), 0)
-            k = a.rotate(a.split_heads(F.matmul(h, a.wk), a.n_kv_heads), 0)
-            k = F.repeat_kv(k, a.n_heads // a.n_kv_heads)      # (B, H, S, Dh)
-            A = F.attention_weights(q, k, causal=a.causal,
-                                    scale=a.scale)             # (B, H, S, S)
+            A = block.attn.attention_map(block.attn_norm(x))   # (B, H, S, S)
             maps.append(A.value.to_host())
             x = block(x)
         return maps

@@ -19,11 +19,14 @@ Strings are JSON strings. `byte_ids` is "identity" (byte b is token b) or the
 256 ids of the bytes 0..255 (pretrained vocabularies permute them). Merge i
 makes token 256 + i; text after "#" is a comment. A wrong version, a missing
 or malformed line or a missing "end" raises a ValueError with the line number.
+So do a repeated merge or special-token id, and a pattern that
+`patterns.check_pattern` refuses (too long or too deeply nested); a custom
+pattern that loads still runs under a timeout (split.py).
 """
 
 import json
 
-import regex
+from .patterns import MAX_PATTERN_CHARS, check_pattern
 
 MAGIC = "netcl_lite bpe"
 VERSION = "v1"
@@ -65,11 +68,14 @@ def read_bpe(path):
             lines.fail(f"unsupported version {found!r}; this code reads {VERSION!r}")
         lines.fail(f"not a netcl_lite tokenizer file (expected {MAGIC!r} {VERSION})")
 
-    pattern = _unquote(lines, lines.keyword("pattern"))
+    value = lines.keyword("pattern")
+    if len(value) > 4 * MAX_PATTERN_CHARS:  # before any parsing: a cheap refusal
+        lines.fail(f"the pattern line has {len(value)} characters")
+    pattern = _unquote(lines, value)
     try:
-        regex.compile(pattern)
-    except regex.error as e:
-        lines.fail(f"the pattern does not compile: {e}")
+        check_pattern(pattern)
+    except ValueError as e:
+        lines.fail(str(e))
 
     value = lines.keyword("byte_ids")
     if value == "identity":
@@ -79,24 +85,32 @@ def read_bpe(path):
         if sorted(byte_ids) != list(range(256)):
             lines.fail("byte_ids must be a permutation of 0..255")
 
-    special_tokens = {}
+    special_tokens, ids_seen = {}, {}
     for _ in range(_count(lines, lines.keyword("special_tokens"))):
         line = lines.next("a special token line")
         try:
             name, end = json.JSONDecoder().raw_decode(line)
-        except json.JSONDecodeError:
-            lines.fail(f'expected "<string>" <id>, got {line!r}')
+        except (json.JSONDecodeError, RecursionError):
+            lines.fail(f'expected "<string>" <id>, got {line[:80]!r}')
         (idx,) = _ints(lines, line[end:], 1)
         if not isinstance(name, str) or name in special_tokens:
             lines.fail(f"bad or repeated special token {name!r}")
+        if idx in ids_seen:
+            lines.fail(f"special token {name!r} repeats the id {idx} of "
+                       f"{ids_seen[idx]!r}")
         special_tokens[name] = idx
+        ids_seen[idx] = name
 
-    merges = []
+    merges, seen = [], {}
     for i in range(_count(lines, lines.keyword("merges"))):
         line = lines.next(f"merge {i} (token {256 + i})")
         left, right = _ints(lines, line.split("#", 1)[0], 2)
         if max(left, right) >= 256 + i:
             lines.fail(f"merge {i} uses an id that does not exist yet")
+        if (left, right) in seen:  # the second copy could never be produced
+            lines.fail(f"merge {i} repeats merge {seen[left, right]} "
+                       f"({left} {right})")
+        seen[left, right] = i
         merges.append((left, right))
 
     if lines.next("the final 'end'") != "end":
@@ -152,17 +166,19 @@ def _quote(text):
 def _unquote(lines, value):
     try:
         text = json.loads(value)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         text = None
     if not isinstance(text, str):
-        lines.fail(f"expected a JSON string, got {value!r}")
+        lines.fail(f"expected a JSON string, got {value[:80]!r}")
     return text
 
 
 def _ints(lines, value, n):
     fields = value.split()
-    if len(fields) != n or not all(f.isdigit() and f.isascii() for f in fields):
-        lines.fail(f"expected {n} non-negative integer(s), got {value.strip()!r}")
+    if len(fields) != n or not all(
+            f.isdigit() and f.isascii() and len(f) <= 12 for f in fields):
+        lines.fail(f"expected {n} non-negative integer(s), got "
+                   f"{value.strip()[:80]!r}")
     return [int(f) for f in fields]
 
 

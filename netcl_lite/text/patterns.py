@@ -79,3 +79,58 @@ ASCII_TWINS = {
         r"""| ?[^\sA-Za-z0-9]+[\r\n]*|\s+$|\s*[\r\n]|\s+(?!\S)|\s"""
     ),
 }
+
+# ---- which patterns a tokenizer accepts ---------------------------------------
+# The two patterns above are known to run in linear time (possessive
+# quantifiers, no nested repetition). Any other pattern is "custom": it may be
+# at most MAX_PATTERN_CHARS long and nest groups at most MAX_PATTERN_DEPTH
+# deep, and every split with it runs under the `regex` module's timeout
+# (split.py), so that a pattern such as "(?:a|a)*c|." cannot hang an encode.
+KNOWN_PATTERNS = {"gpt2": GPT2_SPLIT_PATTERN, "gpt4": GPT4_SPLIT_PATTERN}
+MAX_PATTERN_CHARS = 10_000
+MAX_PATTERN_DEPTH = 100
+
+
+def check_pattern(pattern):
+    """A usable split pattern, or a ValueError that says why not.
+
+    >>> check_pattern(GPT2_SPLIT_PATTERN) == GPT2_SPLIT_PATTERN
+    True
+    >>> check_pattern("(" * 200 + "a" + ")" * 200)
+    Traceback (most recent call last):
+    ...
+    ValueError: the split pattern nests groups 200 deep (at most 100)
+    """
+    import regex
+
+    if not isinstance(pattern, str):
+        raise ValueError(f"a split pattern is a str, got {type(pattern).__name__}")
+    if pattern in KNOWN_PATTERNS.values():
+        return pattern
+    if len(pattern) > MAX_PATTERN_CHARS:
+        raise ValueError(
+            f"the split pattern has {len(pattern)} characters "
+            f"(at most {MAX_PATTERN_CHARS})"
+        )
+    depth = deepest = 0
+    escaped = False
+    for char in pattern:  # a rough count: "(" inside [...] counts too
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == "(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char == ")":
+            depth -= 1
+    if deepest > MAX_PATTERN_DEPTH:
+        raise ValueError(
+            f"the split pattern nests groups {deepest} deep "
+            f"(at most {MAX_PATTERN_DEPTH})"
+        )
+    try:
+        regex.compile(pattern)
+    except (regex.error, RecursionError, OverflowError) as e:
+        raise ValueError(f"the pattern does not compile: {e}") from None
+    return pattern

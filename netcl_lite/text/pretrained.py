@@ -58,10 +58,20 @@ def bytes_to_unicode():
 
 def read_gpt2(encoder_json, vocab_bpe):
     """GPT-2 files -> (byte_ids, merges, special_tokens)."""
-    with open(encoder_json, encoding="utf-8") as f:
-        encoder = json.load(f)  # token string -> id
-    with open(vocab_bpe, encoding="utf-8") as f:
-        lines = f.read().split("\n")
+    try:
+        with open(encoder_json, encoding="utf-8") as f:
+            encoder = json.load(f)  # token string -> id
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
+        raise ValueError(f"{encoder_json}: not a valid JSON file ({e!r})") from None
+    if not isinstance(encoder, dict) or not all(
+            type(i) is int for i in encoder.values()):
+        raise ValueError(f"{encoder_json}: expected a JSON object "
+                         "{token string: int id}")
+    try:
+        with open(vocab_bpe, encoding="utf-8") as f:
+            lines = f.read().split("\n")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{vocab_bpe}: not a UTF-8 text file ({e})") from None
     if not lines[0].startswith("#version"):
         raise ValueError(f"{vocab_bpe}: expected a '#version' first line")
     table = bytes_to_unicode()
@@ -71,7 +81,11 @@ def read_gpt2(encoder_json, vocab_bpe):
         for number, line in enumerate(lines[1:], start=2):
             if not line:
                 continue
-            left, right = line.split(" ")
+            fields = line.split(" ")
+            if len(fields) != 2:
+                raise ValueError(f"{vocab_bpe}, line {number}: expected "
+                                 f"'left right', got {line[:60]!r}")
+            left, right = fields
             if encoder[left + right] != 256 + len(merges):
                 raise ValueError(
                     f"{vocab_bpe}, line {number}: {left + right!r} has id "

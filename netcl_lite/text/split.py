@@ -19,18 +19,24 @@ the stretches around non-ASCII characters go to `regex`, the rest to `re`.
 A sure boundary is a visible ASCII character followed by a space ("x| y"):
 no chunk of either GPT pattern contains that pair, and the patterns never
 look behind, so the text on each side splits as if it stood alone.
+
+A custom pattern (not one of patterns.KNOWN_PATTERNS) may backtrack
+catastrophically, so it runs under `regex`'s timeout: one second plus a
+microsecond per character; past that the split raises a ValueError.
 """
 
 import re
 
 import regex
 
-from .patterns import ASCII_TWINS
+from .patterns import ASCII_TWINS, KNOWN_PATTERNS
 
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
+SURROGATE = re.compile("[\ud800-\udfff]")
 _CUT = regex.compile(r"[!-~](?= )")  # a sure boundary at .end()
 _LAST_CUT = regex.compile(r"(?r)[!-~](?= )")  # the same, searching backwards
 _STRETCH = 1000  # characters after a non-ASCII one that also go to `regex`
+TIMEOUT_BASE, TIMEOUT_PER_CHAR = 1.0, 1e-6  # seconds, for custom patterns
 
 
 class Splitter:
@@ -41,9 +47,24 @@ class Splitter:
     """
 
     def __init__(self, pattern):
-        self._slow = regex.compile(pattern).findall
+        self._pattern = pattern
+        self._findall = regex.compile(pattern).findall
+        self._custom = pattern not in KNOWN_PATTERNS.values()
         twin = ASCII_TWINS.get(pattern)  # None for a custom pattern
         self._fast = None if twin is None else re.compile(twin, re.ASCII).findall
+
+    def _slow(self, text):
+        if not self._custom:
+            return self._findall(text)
+        limit = TIMEOUT_BASE + TIMEOUT_PER_CHAR * len(text)
+        try:
+            return self._findall(text, timeout=limit)
+        except TimeoutError:
+            raise ValueError(
+                f"the custom split pattern {self._pattern[:60]!r} took more "
+                f"than {limit:.1f} s on a text of {len(text)} characters "
+                "(catastrophic backtracking?); use a known pattern"
+            ) from None
 
     def __call__(self, text):
         if self._fast is None:
@@ -71,3 +92,14 @@ class Splitter:
             chunks += self._slow(text[start:stop])
             start = stop
         return chunks
+
+
+def lone_surrogate_error(text, where="text"):
+    """The error for text that UTF-8 cannot encode, naming the first culprit."""
+    for i, char in enumerate(text):
+        if "\ud800" <= char <= "\udfff":
+            return ValueError(
+                f"{where}[{i}] is a lone surrogate {char!r} (U+{ord(char):04X}), which "
+                "has no UTF-8 bytes; replace or remove it before encoding"
+            )
+    return ValueError("text cannot be encoded as UTF-8")

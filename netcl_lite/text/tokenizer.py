@@ -22,17 +22,20 @@ Chapter 1 builds it from the pieces in this folder:
     'aaabd'
 
 Lone surrogates ("\\ud800", e.g. half of an emoji from broken JSON) have no
-UTF-8 bytes, so encoding a text that contains one raises a ValueError naming
-its position; nothing is silently replaced.
+UTF-8 bytes, so encoding (or training on) a text that contains one raises a
+ValueError naming its position; nothing is silently replaced. Encoding
+anything but a str raises a TypeError; decoding anything but int ids too.
 """
+
+import numbers
 
 from .encode import merge_by_rank
 from .fileformat import read_bpe, write_bpe
-from .patterns import GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN
+from .patterns import GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN, check_pattern
 from .pretrained import (PairRanks, check_ranks, merges_from_ranks, read_gpt2,
                          read_tiktoken_ranks)
-from .special import allowed_specials, split_on_specials
-from .split import Splitter
+from .special import allowed_specials, special_splitter
+from .split import Splitter, lone_surrogate_error
 from .train import train_bpe
 from .vocabularies import find_files
 
@@ -47,7 +50,7 @@ class BPETokenizer:
     """
 
     def __init__(self, pattern=GPT4_SPLIT_PATTERN):
-        self.pattern = pattern
+        self.pattern = check_pattern(pattern)
         self._split = Splitter(pattern)  # = regex.findall(pattern, text), faster
         self._special_tokens = {}  # str -> id
         self._set_merges([], range(256))
@@ -55,6 +58,11 @@ class BPETokenizer:
     def _set_merges(self, merges, byte_ids):
         """Install a model: merges [(left, right), ...], byte_ids[b] = id of byte b."""
         self._merges = [tuple(pair) for pair in merges]
+        if len(set(self._merges)) != len(self._merges):
+            seen = set()
+            twice = next(p for p in self._merges if p in seen or seen.add(p))
+            raise ValueError(f"the merge {twice} appears twice; the second copy "
+                             "could never produce its token")
         self._token_ranks = None
         self.byte_ids = list(byte_ids)
         self._ranks = {pair: 256 + i for i, pair in enumerate(self._merges)}
@@ -90,6 +98,7 @@ class BPETokenizer:
             self._id_to_bytes[idx] = text.encode("utf-8")
         self._whole_tokens = {}  # chunk -> [id]; set only for tiktoken vocabularies
         self._cache = {}  # chunk -> ids; always holds the whole tokens too
+        self._special_split = {}  # frozenset of allowed specials -> compiled split
 
     @property
     def vocab_size(self):
@@ -130,6 +139,15 @@ class BPETokenizer:
 
     def register_special_tokens(self, tokens):
         """Add special tokens {string: id}; ids must not be regular token ids."""
+        if not isinstance(tokens, dict):
+            raise ValueError(f"special tokens are a dict {{str: id}}, got "
+                             f"{type(tokens).__name__}")
+        first = {}
+        for text, idx in tokens.items():
+            if isinstance(idx, int) and idx in first:
+                raise ValueError(f"special tokens {first[idx]!r} and {text!r} "
+                                 f"share the id {idx}")
+            first.setdefault(idx, text)
         for text, idx in tokens.items():
             if not isinstance(text, str) or not text:
                 raise ValueError(f"a special token must be a non-empty str: {text!r}")
@@ -145,6 +163,7 @@ class BPETokenizer:
         for text, idx in tokens.items():
             self._special_tokens[text] = idx
             self._id_to_bytes[idx] = text.encode("utf-8")
+        self._special_split.clear()
 
     # ---- encoding ------------------------------------------------------------
 
@@ -156,28 +175,40 @@ class BPETokenizer:
         >>> BPETokenizer().encode_ordinary("hi!")
         [104, 105, 33]
         """
+        _check_text(text)
         try:
             return self._encode_ordinary(text)
         except UnicodeEncodeError:
-            raise _lone_surrogate_error(text) from None
+            raise lone_surrogate_error(text) from None
 
     def encode(self, text, allowed_special=()):
         """Encode `text`; the special tokens in `allowed_special` ("all" or a set)
         become their ids, any other special-looking string stays plain text.
         """
-        allowed = allowed_specials(allowed_special, self._special_tokens)
-        if not allowed:
-            return self.encode_ordinary(text)
+        _check_text(text)
+        if allowed_special == "all":  # the common case: no set to build
+            key = "all"
+        else:
+            key = frozenset(allowed_specials(allowed_special,
+                                             self._special_tokens))
+            if not key:
+                return self.encode_ordinary(text)
+        split = self._special_split.get(key)
+        if split is None:  # compiled once per set of allowed specials
+            allowed = allowed_specials(allowed_special, self._special_tokens)
+            if not allowed:
+                return self.encode_ordinary(text)
+            split = self._special_split[key] = special_splitter(allowed)
         ids = []
         try:
             # odd pieces are allowed special strings, even pieces ordinary text
-            for i, piece in enumerate(split_on_specials(text, allowed)):
+            for i, piece in enumerate(split(text)):
                 if i % 2:
                     ids.append(self._special_tokens[piece])
                 else:
                     ids += self._encode_ordinary(piece)
         except UnicodeEncodeError:
-            raise _lone_surrogate_error(text) from None
+            raise lone_surrogate_error(text) from None
         return ids
 
     def _encode_ordinary(self, text):
@@ -228,8 +259,16 @@ class BPETokenizer:
         b'hi'
         """
         id_to_bytes = self._id_to_bytes
+        if isinstance(ids, (str, bytes)):
+            raise TypeError(f"decode takes a sequence of int ids, got "
+                            f"{type(ids).__name__}")
         if not isinstance(ids, (list, tuple)):
             ids = list(ids)  # we may read it twice (numpy arrays, generators)
+        for kind in set(map(type, ids)):  # 1.0 or True would find id 1
+            if kind is bool or not issubclass(kind, numbers.Integral):
+                bad = next(idx for idx in ids if type(idx) is kind)
+                raise TypeError(f"token ids are ints, got {bad!r} "
+                                f"({kind.__name__})")
         try:
             return b"".join([id_to_bytes[idx] for idx in ids])
         except (KeyError, TypeError):
@@ -317,12 +356,8 @@ class BPETokenizer:
         return tok
 
 
-def _lone_surrogate_error(text):
-    """The error for text that UTF-8 cannot encode, naming the first culprit."""
-    for i, char in enumerate(text):
-        if "\ud800" <= char <= "\udfff":
-            return ValueError(
-                f"text[{i}] is a lone surrogate {char!r} (U+{ord(char):04X}), which "
-                "has no UTF-8 bytes; replace or remove it before encoding"
-            )
-    return ValueError("text cannot be encoded as UTF-8")
+def _check_text(text):
+    if not isinstance(text, str):
+        hint = " (decode the bytes first)" if isinstance(
+            text, (bytes, bytearray, memoryview)) else ""
+        raise TypeError(f"encode expects a str, got {type(text).__name__}{hint}")

@@ -29,7 +29,7 @@ from collections import Counter, defaultdict
 
 from .naive import merge
 from .patterns import GPT4_SPLIT_PATTERN
-from .split import Splitter
+from .split import SURROGATE, Splitter, lone_surrogate_error
 
 
 def count_chunks(texts, pattern=GPT4_SPLIT_PATTERN):
@@ -42,7 +42,11 @@ def count_chunks(texts, pattern=GPT4_SPLIT_PATTERN):
         texts = [texts]
     split = Splitter(pattern)  # = regex.findall(pattern, text), faster
     counts = Counter()
-    for text in texts:
+    for j, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise TypeError(f"texts[{j}] is a {type(text).__name__}, not a str")
+        if not text.isascii() and SURROGATE.search(text):  # no UTF-8 bytes
+            raise lone_surrogate_error(text, f"texts[{j}]")
         counts.update(split(text))
     return counts
 

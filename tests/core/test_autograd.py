@@ -3,6 +3,7 @@ import pytest
 
 import netcl_lite.autograd as ag
 import netcl_lite.functional as F
+from netcl_lite.core.program import trace
 from netcl_lite.core.tensor import Tensor
 
 
@@ -74,3 +75,39 @@ def test_a_numpy_array_gets_told_how_to_become_a_tensor():
 
     with pytest.raises(ValueError, match=r"ndarray; .*Tensor\.from_host\(queue, array\)"):
         F.softmax(np.ones(3, dtype=np.float32))
+
+
+def test_is_recording_follows_the_open_tapes():
+    assert not ag.is_recording()
+    with ag.Tape():
+        assert ag.is_recording()
+        with ag.Tape():
+            assert ag.is_recording()
+        assert ag.is_recording()
+    assert not ag.is_recording()
+
+
+def test_every_record_names_its_op(queue):
+    x_host = np.arange(6.0).reshape(2, 3)
+    with ag.Tape() as tape:
+        x = ag.tensor(Tensor.from_host(queue, x_host))
+        y = F.transpose(F.reshape(F.scale(x, 2.0), (3, 2)), 0, 1)   # (2, 3)
+        loss = F.sum(F.mul(F.softmax(F.add(y, x)), x))
+    ops = [out.op for out, _, _ in tape.records]
+    assert ops == ["scale", "reshape", "permute", "add", "softmax", "mul",
+                   "sum"]
+    assert loss.op == "sum" and x.op is None       # a leaf was made by no op
+
+
+def test_backward_hook_marks_each_record_and_the_sums(queue):
+    with ag.Tape() as tape:
+        x = ag.tensor(Tensor.from_host(queue, [1.0, 2.0]))
+        loss = F.sum(F.mul(x, x))          # x is used twice: its grads add up
+    marks = []
+    with trace() as ran:
+        tape.backward(loss, hook=lambda i: marks.append((i, len(ran))))
+    assert [i for i, _ in marks] == [1, None, 0, None]   # sum, then mul
+    first_mul, sums = marks[2][1], marks[3][1]
+    assert ran[first_mul:sums] == ["elementwise.cl:mul_backward"]
+    assert ran[sums:] == ["elementwise.cl:add_forward"]  # grad x + grad x
+    np.testing.assert_allclose(x.grad.to_host(), [2.0, 4.0])

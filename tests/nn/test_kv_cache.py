@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 
 import netcl_lite.autograd as ag
+import netcl_lite.functional as F
 from netcl_lite.core.program import trace
 from netcl_lite.core.tensor import Tensor
 from netcl_lite.nn import DecoderConfig, DecoderLM, KVCache
-from netcl_lite.nn.kv_cache import concat_positions
 
 
 def tiny_model(queue, **overrides):
@@ -43,12 +43,13 @@ def test_one_step_runs_the_concat_kernel(queue, rng):
 
 @pytest.mark.parametrize("shape_past,n_new", [((1, 1, 1, 2), 1),
                                               ((2, 3, 37, 5), 4)])
-def test_concat_positions_matches_numpy(queue, rng, shape_past, n_new):
+def test_concat_along_positions_matches_numpy(queue, rng, shape_past, n_new):
     a = rng.standard_normal(shape_past).astype(np.float32)
     b = rng.standard_normal(shape_past[:2] + (n_new,) + shape_past[3:])
     b = b.astype(np.float32)
-    got = concat_positions(Tensor.from_host(queue, a), Tensor.from_host(queue, b))
-    np.testing.assert_array_equal(got.to_host(), np.concatenate([a, b], axis=2))
+    got = F.concat(Tensor.from_host(queue, a), Tensor.from_host(queue, b), axis=2)
+    np.testing.assert_array_equal(got.value.to_host(),
+                                  np.concatenate([a, b], axis=2))
 
 
 def test_cache_refuses_overflow_and_tapes(queue, rng):

@@ -131,6 +131,34 @@ def test_attention_maps_are_causal_distributions(queue, rng):
         assert np.all(np.triu(A, k=1) == 0)
 
 
+def np_causal_softmax(scores):
+    """softmax over the last axis with the causal mask, in float64."""
+    S = scores.shape[-1]
+    scores = np.where(np.tril(np.ones((S, S), bool)), scores, -np.inf)
+    e = np.exp(scores - scores.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def test_attention_maps_are_the_weights_the_forward_pass_applies(queue, rng):
+    """The maps against the real forward: the tape names each layer's fused
+    attention op, and its inputs are the q, k, v that layer attended with."""
+    model = tiny(queue, n_heads=4, n_kv_heads=2, n_layers=3)
+    ids = rng.integers(0, 32, size=(2, 10))
+    with ag.Tape() as tape:
+        model(ids)
+    attended = [(out, inputs) for out, inputs, _ in tape.records
+                if out.op == "flash_attention"]
+    maps = model.attention_maps(ids)
+    assert len(attended) == len(maps) == 3
+    for (out, (q, k, v)), A in zip(attended, maps):
+        q, k, v = (x.value.to_host().astype(np.float64) for x in (q, k, v))
+        k, v = np.repeat(k, 2, axis=1), np.repeat(v, 2, axis=1)  # GQA: 2 per kv
+        want = np_causal_softmax(q @ k.swapaxes(-1, -2) / np.sqrt(q.shape[-1]))
+        np.testing.assert_allclose(A, want, atol=1e-5, rtol=1e-4)
+        np.testing.assert_allclose(A @ v, out.value.to_host(), atol=1e-4,
+                                   rtol=1e-4)
+
+
 def test_config_checks_and_round_trip():
     cfg = DecoderConfig(vocab_size=10, dim=128)
     assert cfg.hidden_dim == swiglu_hidden(128) == 352

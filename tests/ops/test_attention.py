@@ -116,3 +116,31 @@ def test_attention_random_shapes(queue, lead, sq, sk, d, dv, causal, seed):
     k = rng.standard_normal((*lead, sk, d))
     v = rng.standard_normal((*lead, sk, dv))
     check_sdpa(queue, q, k, v, causal)
+
+
+def test_attention_inputs_are_validated_once(queue, rng, monkeypatch):
+    """One validator (core/validate.check_qkv), called once per public call."""
+    import sys
+
+    from netcl_lite.core.validate import check_qkv
+
+    # sys.modules: F.flash_attention, the function, hides the module's name
+    attention_module = sys.modules["netcl_lite.functional.attention"]
+    flash_module = sys.modules["netcl_lite.functional.flash_attention"]
+
+    calls = []
+
+    def counting(op, *args, **kwargs):
+        calls.append(op)
+        return check_qkv(op, *args, **kwargs)
+
+    monkeypatch.setattr(attention_module, "check_qkv", counting)
+    monkeypatch.setattr(flash_module, "check_qkv", counting)
+    q = Tensor.from_host(queue, rng.standard_normal((2, 5, 4)))
+    for call, name in [(F.scaled_dot_product_attention,
+                        "scaled_dot_product_attention"),
+                       (F.attention_naive, "attention_naive"),
+                       (F.flash_attention, "flash_attention")]:
+        calls.clear()
+        call(q, q, q)
+        assert calls == [name]

@@ -1,5 +1,5 @@
 """The fused attention kernel (kernels/flash_attention.cl) against numpy and
-against the three-kernel path (F.attention_naive), its oracle."""
+against the four-kernel path (F.attention_naive), its oracle."""
 
 import numpy as np
 import pytest
@@ -119,6 +119,36 @@ def test_fully_masked_rows_are_zero_with_finite_gradients(queue, rng):
     assert np.array_equal(out[0, :5], np.zeros((5, 4)))
     assert all(np.isfinite(g).all() for g in grads)
     assert np.array_equal(grads[0][0, :5], np.zeros((5, 4)))
+
+
+@pytest.mark.parametrize("S", [8, 70])          # one block of keys, and two
+def test_nan_propagates_as_in_the_naive_path(queue, rng, S):
+    """A NaN key poisons every row that sees it (as in F.attention_naive and
+    torch), a NaN query its own row (as in torch); other rows are unchanged."""
+    q, k, v = (rng.standard_normal((1, 2, S, 16)).astype(np.float32)
+               for _ in range(3))
+    k[0, 0, 3, 5] = np.nan                   # head 0: a NaN in key 3
+    q[0, 1, 5, 0] = np.nan                   # head 1: a NaN in query row 5
+    Q, K, V = (Tensor.from_host(queue, x) for x in (q, k, v))
+    fused = F.flash_attention(Q, K, V, causal=True).value.to_host()
+    naive = F.attention_naive(Q, K, V, causal=True).value.to_host()
+    nan_rows = np.zeros((2, S), bool)
+    nan_rows[0, 3:] = True                   # causal: rows 3.. see key 3
+    nan_rows[1, 5] = True
+    assert np.isnan(fused[0]).any(axis=-1).tolist() == nan_rows.tolist()
+    assert np.isnan(fused[0][nan_rows]).all()
+    assert np.isnan(naive[0, 0]).any(axis=-1).tolist() == nan_rows[0].tolist()
+    np.testing.assert_allclose(fused[0][~nan_rows], naive[0][~nan_rows],
+                               rtol=1e-5, atol=2e-6)
+
+
+def test_nan_keeps_the_zeros_of_rows_that_see_nothing(queue, rng):
+    q, k, v = make(rng, (), 1, 1, 8, 3, 4, 4)   # Sq > Sk: rows 0..4 see nothing
+    k[0, 1, 2] = np.nan                      # key 1: rows 6 and 7 see it
+    Q, K, V = (Tensor.from_host(queue, x) for x in (q, k, v))
+    out = F.flash_attention(Q, K, V, causal=True).value.to_host()
+    assert np.array_equal(out[0, :5], np.zeros((5, 4)))
+    assert np.isnan(out[0, 6:]).all() and np.isfinite(out[0, 5]).all()
 
 
 def test_deterministic(queue, rng):

@@ -1,4 +1,4 @@
-"""The packed matmul (kernels/matmul.cl: matmul_packed) against numpy and
+"""The packed matmul (kernels/matmul.cl: matmul_tiled) against numpy and
 against the simple kernel (matmul_forward), its oracle."""
 
 import numpy as np
@@ -83,7 +83,7 @@ def test_dispatch_picks_the_packed_kernel_for_big_products(queue, rng):
     assert ran == ["matmul.cl:matmul_forward"]
     with trace() as ran:
         F.matmul(Tensor.from_host(queue, big), Tensor.from_host(queue, big))
-    assert "matmul.cl:matmul_packed" in ran
+    assert "matmul.cl:matmul_tiled" in ran
     with trace() as ran:
         F.matmul_simple(Tensor.from_host(queue, big), Tensor.from_host(queue, big))
     assert ran == ["matmul.cl:matmul_forward"]
@@ -104,3 +104,69 @@ def test_packed_random_shapes(queue, lead, m, k, n, shared, seed):
     b = rand(rng, k, n) if shared else rand(rng, *lead, k, n)
     want = a.astype(np.float64) @ b.astype(np.float64)
     np.testing.assert_allclose(run(queue, a, b, True), want, rtol=1e-5, atol=1e-5)
+
+
+# Every tile the tuner may choose, on shapes that take each path of
+# matmul_tiled: B in place (rows aligned, K <= 512) or packed (B^T, odd N,
+# K > 512), shifted last row and column panels, batches, a shared B.
+TILES = [(8, 6, 2), (8, 4, 3), (16, 6, 4), (16, 14, 2), (4, 4, 2), (4, 6, 2)]
+
+
+@pytest.mark.parametrize("tile", TILES)
+@pytest.mark.parametrize("batch,M,N,K,transpose_a,transpose_b,shared_b", [
+    (1, 100, 352, 128, False, False, True),    # B in place, last panels shift
+    (2, 67, 96, 40, True, False, False),       # A^T in place, batched
+    (1, 50, 512, 600, False, False, True),     # K > 512, rows 2 KB apart: packed
+    (3, 29, 35, 19, False, True, False),       # B^T and odd N: packed
+    (1, 14, 64, 8, True, True, True),          # exactly one tile of rows
+])
+def test_every_tile_matches_numpy(queue, rng, tile, batch, M, N, K,
+                                  transpose_a, transpose_b, shared_b):
+    from netcl_lite.core.tune import as_config
+    from netcl_lite.functional.matmul import matmul_tiled_strided
+
+    a = rand(rng, batch, K, M) if transpose_a else rand(rng, batch, M, K)
+    b = rand(rng, 1 if shared_b else batch, *((N, K) if transpose_b else (K, N)))
+    a_st = (M * K, 1, M) if transpose_a else (M * K, K, 1)
+    b_bs = 0 if shared_b else K * N
+    b_st = (b_bs, 1, K) if transpose_b else (b_bs, N, 1)
+    A, B = Tensor.from_host(queue, a), Tensor.from_host(queue, b)
+    got = matmul_tiled_strided(A, B, batch, M, N, K, a_st, b_st,
+                               as_config(tile)).to_host()
+    am = np.swapaxes(a, 1, 2) if transpose_a else a
+    bm = np.swapaxes(b, 1, 2) if transpose_b else b
+    want = am.astype(np.float64) @ bm.astype(np.float64)
+    tol = 1e-5 * np.sqrt(K)
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+def test_tuner_caches_its_choice(queue, tmp_path, monkeypatch):
+    from netcl_lite.core import tune
+    from netcl_lite.functional.matmul import tile_config
+
+    path = tmp_path / "tune.json"
+    monkeypatch.setenv("NETCL_TUNE_CACHE", str(path))
+    monkeypatch.setenv("NETCL_RETUNE", "1")
+    monkeypatch.setattr(tune, "_chosen", {})
+    cfg = tile_config(queue)
+    assert (cfg["VW"], cfg["TILE_M"], cfg["TILE_V"]) in tune.candidates(queue.device)
+    if tune.is_cpu(queue.device):                 # timed, then stored
+        entry = tune._load()[tune.device_key(queue.device)]
+        assert tuple(entry["tile"]) == (cfg["VW"], cfg["TILE_M"], cfg["TILE_V"])
+        assert len(entry["ms"]) == len(tune.candidates(queue.device))
+    monkeypatch.delenv("NETCL_RETUNE")
+    monkeypatch.setattr(tune, "_chosen", {})
+    monkeypatch.setattr(tune, "_time_tiles", None)  # a second timing would fail
+    assert tile_config(queue) == cfg
+
+
+def test_tuning_runs_stay_out_of_traces(queue, tmp_path, monkeypatch):
+    from netcl_lite.core import tune
+    from netcl_lite.functional.matmul import tile_config
+
+    monkeypatch.setenv("NETCL_TUNE_CACHE", str(tmp_path / "tune.json"))
+    monkeypatch.setattr(tune, "_chosen", {})
+    a = Tensor.from_host(queue, np.ones((64, 64), np.float32))
+    with trace() as ran:
+        F.matmul(a, a)                      # the first: tunes, then runs
+    assert ran == ["matmul.cl:matmul_tiled"]

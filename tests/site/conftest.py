@@ -96,10 +96,11 @@ class OfflineContext:
     """A browser context whose requests may only reach loopback hosts;
     every other request is aborted and recorded in .blocked."""
 
-    def __init__(self, browser):
+    def __init__(self, browser, viewport=None):
         self.blocked = []
         self.context = browser.new_context(
-            viewport={"width": 1280, "height": 860}, service_workers="block")
+            viewport=viewport or {"width": 1280, "height": 860},
+            service_workers="block")
         self.context.route("**/*", self._route)
         self.context.on("request", self._watch)
 
@@ -127,5 +128,13 @@ class OfflineContext:
 @pytest.fixture(scope="session")
 def offline(browser):
     ctx = OfflineContext(browser)
+    yield ctx
+    ctx.close()
+
+
+@pytest.fixture(scope="session")
+def offline_phone(browser):
+    """The same, 390 px wide: a phone held upright."""
+    ctx = OfflineContext(browser, viewport={"width": 390, "height": 844})
     yield ctx
     ctx.close()

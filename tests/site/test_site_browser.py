@@ -41,8 +41,24 @@ IMAGES = """async () => {
       setTimeout(done, 5000);
     });
   }
-  return imgs.map(i => ({src: i.currentSrc || i.src, width: i.naturalWidth}));
+  return imgs.map(i => ({src: i.currentSrc || i.src, width: i.naturalWidth,
+                         alt: i.getAttribute('alt') || ''}));
 }"""
+
+# Blocks wider than their box: cell outputs (which should wrap) and display
+# math (which course.js scales down to fit).
+OVERFLOW = """() => {
+  const wide = sel => [...document.querySelectorAll(sel)]
+    .filter(e => e.offsetParent !== null && e.scrollWidth > e.clientWidth + 1)
+    .map(e => e.textContent.trim().slice(0, 60));
+  return {outputs: wide('div.cell_output pre, div.output pre'),
+          math: wide('div.math')};
+}"""
+
+# The texts a page shows for titles: the tab, the sidebar, previous/next.
+TITLES = """() => [document.title,
+  ...[...document.querySelectorAll('.sidebar-tree a, .related-pages .title')]
+     .map(e => e.textContent.trim())]"""
 
 LINKS = """() => [...document.querySelectorAll('a[href]')].map(a => a.href)"""
 
@@ -96,6 +112,8 @@ def visit(offline, url):
         "math": page.evaluate(MATH),
         "raw_tex": sorted(set(RAW_TEX.findall(page.evaluate(VISIBLE_TEXT)))),
         "links": page.evaluate(LINKS),
+        "titles": page.evaluate(TITLES),
+        "overflow": page.evaluate(OVERFLOW),
         "navigation": page.evaluate(NAVIGATION),
         "errors": errors,
         "failed": failed,
@@ -117,7 +135,8 @@ def reports(site_html, site_url, offline):
 
 def test_every_page_opens_offline_and_renders(reports, site_chapters):
     assert "index.html" in reports
-    chapters = [r for r in reports if r.startswith("chapters/")]
+    # chapters/NN_*.html; chapters/notation.html is a page, not a notebook
+    chapters = [r for r in reports if re.match(r"chapters/\d\d_", r)]
     assert len(chapters) == len(site_chapters)
     problems = []
     for rel, r in reports.items():
@@ -262,3 +281,81 @@ def test_screenshots(site_url, offline, reports, tmp_path_factory):
         page.screenshot(path=str(out / name))
         assert (out / name).stat().st_size > 10_000
     page.close()
+
+
+def test_titles_show_no_tex(reports):
+    bad = {rel: [t for t in r["titles"] if "\\" in t or "$" in t]
+           for rel, r in reports.items()}
+    bad = {rel: ts for rel, ts in bad.items() if ts}
+    assert not bad, bad
+
+
+def test_images_have_alt_text(reports):
+    bad = [(rel, i["src"].rsplit("/", 1)[-1], i["alt"])
+           for rel, r in reports.items() for i in r["images"]
+           if len(i["alt"].strip()) < 12 or "_images/" in i["alt"]
+           or re.search(r"\.(png|svg|jpe?g)$", i["alt"])]
+    assert not bad, bad
+
+
+def test_outputs_and_math_fit_the_desktop_page(reports):
+    wide = {rel: r["overflow"] for rel, r in reports.items()
+            if r["overflow"]["outputs"] or r["overflow"]["math"]}
+    assert not wide, wide
+
+
+def test_outputs_and_math_fit_a_phone(site_url, offline_phone, site_chapters):
+    """At phone width no cell output needs sideways scrolling, and display
+    math (chapter 04's row of matrices) is scaled to fit."""
+    wide = {}
+    for nb in site_chapters:
+        page, _ = visit(offline_phone, f"{site_url}chapters/{nb.stem}.html")
+        page.wait_for_timeout(200)  # course.js fits math after typesetting
+        overflow = page.evaluate(OVERFLOW)
+        page.close()
+        if overflow["outputs"] or overflow["math"]:
+            wide[nb.stem] = overflow
+    assert not wide, wide
+
+
+def test_search_works_from_disk(browser, site_html):
+    """index.html opened as a file: the search page lists results with
+    their summaries, and logs no error (it used to log a CORS error per
+    result and show titles only)."""
+    ctx = browser.new_context(viewport={"width": 1280, "height": 860})
+    ctx.route("http*://**/*", lambda route: route.abort("blockedbyclient"))
+    page = ctx.new_page()
+    errors = []
+    page.on("console", lambda m: errors.append(m.text)
+            if m.type in ("error", "warning") else None)
+    page.on("pageerror", lambda e: errors.append(f"pageerror: {e}"))
+    page.goto((site_html / "search.html").as_uri() + "?q=softmax",
+              wait_until="load")
+    page.wait_for_function(
+        "() => document.querySelector('#search-results .search-summary')"
+        " && /found/.test(document.querySelector('#search-results"
+        " .search-summary').textContent)", timeout=20_000)
+    page.wait_for_timeout(300)
+    results = page.locator("ul.search li").count()
+    summaries = page.locator("ul.search li p.context").all_inner_texts()
+    ctx.close()
+    assert results >= 5, results
+    # every page result (not a section of the kernel appendix) has a summary
+    assert len(summaries) >= results // 2, (results, summaries)
+    assert not [s for s in summaries if RAW_TEX.search(s)], summaries
+    assert not errors, errors
+
+
+def test_figures_have_a_light_backdrop_in_dark_mode(browser, site_html, site_url):
+    ctx = browser.new_context(viewport={"width": 1280, "height": 860},
+                              color_scheme="dark")
+    page = ctx.new_page()
+    page.goto(site_url + "chapters/04_causal_attention_by_hand.html",
+              wait_until="load")
+    backdrops = page.eval_on_selector_all(
+        "article img", "els => els.map(e => getComputedStyle(e).backgroundColor)")
+    body = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    ctx.close()
+    assert backdrops and all(b == "rgb(255, 255, 255)" for b in backdrops), (
+        backdrops)
+    assert body != "rgb(255, 255, 255)"  # the page itself is dark

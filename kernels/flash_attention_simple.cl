@@ -1,0 +1,125 @@
+// Flash attention, the plain version: the rung between chapter 08's Python
+// loop and the fast kernel (flash_attention.cl). Same maths, no tricks:
+// one work-item per row, one key at a time, no packing, no blocking.
+//   q, o  are (BH, Sq, D) and (BH, Sq, DV)     BH = B * H query heads
+//   k, v  are (BHKV, Sk, D) and (BHKV, Sk, DV)  H = HKV * rep
+// GQA: query head bh reads kv head bh / rep.
+// causal: query i sees key j iff j <= i + (Sk - Sq); a row that sees nothing
+// gives zeros (kernels/softmax.cl's rule).
+// scale = 1 / sqrt(D). Every work-item walks its keys in order, so the
+// results are the same bits on every run.
+
+// The last key query i may see (-1: none).
+int last_visible(int i, const int Sq, const int Sk, const int causal) {
+    int last = causal ? i + (Sk - Sq) : Sk - 1;
+    return last < Sk - 1 ? last : Sk - 1;
+}
+
+// Forward, one work-item per query row (bh, i): the online softmax.
+//   m: the largest score so far; l: the sum of exp(s_j - m) so far;
+//   o: the sum of exp(s_j - m) v_j so far (kept in the output row itself).
+// A larger score rescales l and o by exp(m_old - m_new). At the end
+// o / l is the softmax-weighted mean of v, and lse = m + log(l) is the one
+// number per row the backward needs to rebuild any weight p_j.
+__kernel void flash_attention_simple_forward(
+        __global const float *q, __global const float *k,
+        __global const float *v, __global float *out, __global float *lse,
+        const int BH, const int rep, const int Sq, const int Sk,
+        const int D, const int DV, const float scale, const int causal) {
+    int row = get_global_id(0);                  // bh * Sq + i
+    if (row >= BH * Sq) return;
+    int bh = row / Sq, i = row % Sq;
+    __global const float *qi = q + row * D;              // (D,)
+    __global const float *kh = k + (bh / rep) * Sk * D;  // (Sk, D)
+    __global const float *vh = v + (bh / rep) * Sk * DV; // (Sk, DV)
+    __global float *o = out + row * DV;                  // (DV,)
+    int last = last_visible(i, Sq, Sk, causal);
+    float m = -INFINITY, l = 0.0f;
+    for (int c = 0; c < DV; c++) o[c] = 0.0f;
+    for (int j = 0; j <= last; j++) {
+        float s = 0.0f;                          // s_j = q_i . k_j / sqrt(D)
+        for (int c = 0; c < D; c++) s += qi[c] * kh[j * D + c];
+        s *= scale;
+        float m_new = fmax(m, s);
+        float alpha = exp(m - m_new);            // 0 for the first key
+        float p = exp(s - m_new);
+        l = alpha * l + p;
+        for (int c = 0; c < DV; c++) o[c] = alpha * o[c] + p * vh[j * DV + c];
+        m = m_new;
+    }
+    for (int c = 0; c < DV; c++) o[c] = l > 0.0f ? o[c] / l : 0.0f;
+    lse[row] = l > 0.0f ? m + log(l) : -INFINITY;
+}
+
+// Backward, FlashAttention-2 style: each weight is rebuilt from lse,
+//   p_ij = exp(s_ij - lse_i),  dp_ij = dO_i . v_j,
+//   ds_ij = p_ij (dp_ij - delta_i)  with  delta_i = dO_i . O_i,
+//   dq_i = scale * sum_j ds_ij k_j,  dk_j = scale * sum_i ds_ij q_i,
+//   dv_j = sum_i p_ij dO_i.
+// Two kernels, so that each work-item writes only its own row: one per
+// query row (dq, and delta for the second), one per key row (dk, dv).
+__kernel void flash_attention_simple_backward_dq(
+        __global const float *q, __global const float *k,
+        __global const float *v, __global const float *out,
+        __global const float *grad_out, __global const float *lse,
+        __global float *grad_q, __global float *delta,
+        const int BH, const int rep, const int Sq, const int Sk,
+        const int D, const int DV, const float scale, const int causal) {
+    int row = get_global_id(0);                  // bh * Sq + i
+    if (row >= BH * Sq) return;
+    int bh = row / Sq, i = row % Sq;
+    __global const float *qi = q + row * D;              // (D,)
+    __global const float *kh = k + (bh / rep) * Sk * D;  // (Sk, D)
+    __global const float *vh = v + (bh / rep) * Sk * DV; // (Sk, DV)
+    __global const float *doi = grad_out + row * DV;     // (DV,)
+    __global float *dqi = grad_q + row * D;              // (D,)
+    float d_i = 0.0f;
+    for (int c = 0; c < DV; c++) d_i += doi[c] * out[row * DV + c];
+    delta[row] = d_i;
+    for (int c = 0; c < D; c++) dqi[c] = 0.0f;
+    int last = last_visible(i, Sq, Sk, causal);
+    for (int j = 0; j <= last; j++) {
+        float s = 0.0f, dp = 0.0f;
+        for (int c = 0; c < D; c++) s += qi[c] * kh[j * D + c];
+        for (int c = 0; c < DV; c++) dp += doi[c] * vh[j * DV + c];
+        float p = exp(s * scale - lse[row]);
+        float ds = p * (dp - d_i);
+        for (int c = 0; c < D; c++) dqi[c] += ds * scale * kh[j * D + c];
+    }
+}
+
+// One work-item per key row (bkv, j): it sums over the rep query heads that
+// read kv head bkv, and over the query rows that see key j.
+__kernel void flash_attention_simple_backward_dkv(
+        __global const float *q, __global const float *k,
+        __global const float *v, __global const float *grad_out,
+        __global const float *lse, __global const float *delta,
+        __global float *grad_k, __global float *grad_v,
+        const int BHKV, const int rep, const int Sq, const int Sk,
+        const int D, const int DV, const float scale, const int causal) {
+    int row = get_global_id(0);                  // bkv * Sk + j
+    if (row >= BHKV * Sk) return;
+    int bkv = row / Sk, j = row % Sk;
+    __global const float *kj = k + row * D;              // (D,)
+    __global const float *vj = v + row * DV;             // (DV,)
+    __global float *dkj = grad_k + row * D;              // (D,)
+    __global float *dvj = grad_v + row * DV;             // (DV,)
+    for (int c = 0; c < D; c++) dkj[c] = 0.0f;
+    for (int c = 0; c < DV; c++) dvj[c] = 0.0f;
+    int first = causal ? j - (Sk - Sq) : 0;      // the first row that sees j
+    if (first < 0) first = 0;
+    for (int bh = bkv * rep; bh < (bkv + 1) * rep; bh++) {
+        for (int i = first; i < Sq; i++) {
+            int r = bh * Sq + i;
+            __global const float *qi = q + r * D;
+            __global const float *doi = grad_out + r * DV;
+            float s = 0.0f, dp = 0.0f;
+            for (int c = 0; c < D; c++) s += qi[c] * kj[c];
+            for (int c = 0; c < DV; c++) dp += doi[c] * vj[c];
+            float p = exp(s * scale - lse[r]);
+            float ds = p * (dp - delta[r]);
+            for (int c = 0; c < DV; c++) dvj[c] += p * doi[c];
+            for (int c = 0; c < D; c++) dkj[c] += ds * scale * qi[c];
+        }
+    }
+}

@@ -1,0 +1,131 @@
+"""Kernel signatures, read from the ``.cl`` source, and the check of every
+argument a launch passes against them.
+
+OpenCL itself checks nothing: a float handed to an ``int`` parameter is
+copied bit for bit (3.0f reads as 1077936128), and a buffer handed to a
+scalar parameter can crash the process. So ``launch`` checks each argument
+as a compiler would, before the kernel runs: the count, buffer or scalar,
+the element type of a buffer, int or float for a scalar, and the range of
+an int. A mismatch is a ValueError naming the kernel and the parameter.
+
+>>> source = '''
+... __kernel void scale_forward(__global const float *x, __global float *out,
+...                             const float c, const int n) { }
+... '''
+>>> sig = parse_signatures(source)["scale_forward"]
+>>> for p in sig:
+...     print(p.name, p.kind, p.ctype)
+x buffer float
+out buffer float
+c scalar float
+n scalar int
+>>> check_args("elementwise.cl:scale_forward", sig[2:], (7, 2.0))   # c, n
+Traceback (most recent call last):
+...
+ValueError: elementwise.cl:scale_forward: argument 1 'c' is a float, got int 7
+"""
+
+import re
+from collections import namedtuple
+
+import numpy as np
+import pyopencl as cl
+
+Param = namedtuple("Param", "name kind ctype")  # kind: buffer | local | scalar
+
+# C scalar types -> the numpy type a launch passes for them
+INTS = {"char": np.int8, "uchar": np.uint8, "short": np.int16,
+        "ushort": np.uint16, "int": np.int32, "uint": np.uint32,
+        "long": np.int64, "ulong": np.uint64}
+FLOATS = {"float": np.float32, "double": np.float64}
+# element type of a buffer -> the Tensor dtype it holds
+BUFFER_DTYPES = {"float": np.dtype(np.float32), "int": np.dtype(np.int32)}
+RANGES = {c: (int(np.iinfo(t).min), int(np.iinfo(t).max)) for c, t in INTS.items()}
+
+# "__kernel void name(...)", also with an attribute or a macro before void
+# ("__kernel WIDE void matmul_tiled(...)", kernels/register_tile.cl)
+_KERNEL = re.compile(r"__kernel\b[^;{}]*?\bvoid\s+(\w+)\s*\(([^)]*)\)")
+_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+
+
+def _param(text):
+    """'__global const float8 *x' -> Param('x', 'buffer', 'float')."""
+    words = text.replace("*", " * ").split()
+    name = words[-1]
+    base = [w for w in words[:-1] if w not in
+            ("const", "restrict", "__restrict", "volatile", "*", "__global",
+             "global", "__local", "local", "__constant", "constant")]
+    ctype = re.sub(r"\d+$", "", base[-1]) if base else "?"  # float8 -> float
+    if "*" in words:
+        local = "__local" in words or "local" in words
+        return Param(name, "local" if local else "buffer", ctype)
+    return Param(name, "scalar", ctype)
+
+
+def parse_signatures(source):
+    """{kernel name: [Param, ...]} for every ``__kernel`` in a .cl source."""
+    source = _COMMENTS.sub(" ", source)
+    return {m.group(1): [_param(p) for p in m.group(2).split(",") if p.strip()]
+            for m in _KERNEL.finditer(source)}
+
+
+def _describe(value):
+    """5 -> 'int 5', a Tensor -> 'a float32 Tensor (2, 3)'."""
+    if hasattr(value, "buffer") and hasattr(value, "dtype"):
+        return f"a {value.dtype} Tensor {getattr(value, 'shape', '')}".rstrip()
+    if isinstance(value, (bool, int, float, np.generic)):
+        return f"{type(value).__name__} {value!r}"
+    return type(value).__name__
+
+
+def _fail(where, i, p, want, value):
+    raise ValueError(f"{where}: argument {i + 1} {p.name!r} is {want}, "
+                     f"got {_describe(value)}")
+
+
+def _scalar(where, i, p, value):
+    """A Python or numpy number -> the numpy scalar type of the parameter."""
+    if p.ctype in INTS:
+        if not isinstance(value, (bool, int, np.integer)):
+            _fail(where, i, p, f"an {p.ctype}", value)
+        low, high = RANGES[p.ctype]
+        if not low <= value <= high:
+            raise ValueError(f"{where}: argument {i + 1} {p.name!r} = {value} "
+                             f"does not fit in {p.ctype} [{low}, {high}]")
+        return INTS[p.ctype](value)
+    if p.ctype in FLOATS:
+        if isinstance(value, (bool, int, np.integer)) or \
+                not isinstance(value, (float, np.floating)):
+            _fail(where, i, p, f"a {p.ctype}", value)
+        return FLOATS[p.ctype](value)
+    return value  # a type this checker does not know: passed as it is
+
+
+def check_args(where, params, args):
+    """The arguments of one launch, checked against the kernel's parameters
+    and converted: Tensors to their buffers, numbers to their C types."""
+    if len(args) != len(params):
+        names = ", ".join(p.name for p in params)
+        raise ValueError(f"{where} takes {len(params)} arguments ({names}), "
+                         f"got {len(args)}")
+    out = []
+    for i, (p, value) in enumerate(zip(params, args)):
+        if p.kind == "buffer":
+            want = BUFFER_DTYPES.get(p.ctype)
+            dtype = getattr(value, "dtype", None)
+            if not hasattr(value, "buffer") or dtype is None or \
+                    (want is not None and dtype is not want and dtype != want):
+                what = "a float32" if p.ctype == "float" else f"an {p.ctype}32"
+                _fail(where, i, p, f"a __global {p.ctype} buffer: pass {what} "
+                      "Tensor", value)
+            out.append(value.buffer)
+        elif p.kind == "local":
+            if not isinstance(value, cl.LocalMemory):
+                _fail(where, i, p, "__local memory: pass cl.LocalMemory(nbytes)",
+                      value)
+            out.append(value)
+        else:
+            if hasattr(value, "buffer"):
+                _fail(where, i, p, f"a {p.ctype} scalar", value)
+            out.append(_scalar(where, i, p, value))
+    return out

@@ -1,0 +1,171 @@
+"""Kernel shapes chosen for the device: its properties first, then a clock.
+
+The fast matmul (``kernels/matmul.cl: matmul_tiled``) keeps a TILE_M x
+(TILE_V * VW) block of C in vector registers. Which block is fastest depends
+on the processor: 6 x 16 in float8 fills the 16 registers of AVX2, while a
+CPU that runs AVX-512 natively wants float16 and 6 x 64. So:
+
+1. the device proposes: its preferred float vector width gives VW, and VW
+   gives a few candidate tiles (``candidates``);
+2. on a CPU device, the first fast matmul in a process times each candidate
+   on a 384^3 product (best of five, alternating, in CPU time; about 1-3 s with PoCL's
+   build cache cold, well under a second warm) and keeps the fastest;
+3. the choice is cached on disk, one entry per device and driver, so later
+   processes skip step 2.
+
+The cache is ``$NETCL_TUNE_CACHE`` if set, else
+``$XDG_CACHE_HOME/netcl_lite/tune.json`` (``~/.cache/netcl_lite/tune.json``).
+``NETCL_RETUNE=1`` ignores the cached choice and times again (then stores the
+new one); ``NETCL_TUNE=0`` never times and takes the device's first
+candidate. A GPU (or a simulator such as Oclgrind) is never timed: it gets
+the first candidate, a small float4 tile that is valid everywhere.
+
+>>> from netcl_lite.core.device import manager
+>>> from netcl_lite.functional.matmul import tile_config
+>>> cfg = tile_config(manager.default("cpu").queue)
+>>> sorted(cfg)                                  # build options of the tile
+['TILE_M', 'TILE_V', 'VW']
+>>> cfg["VW"] in (4, 8, 16)
+True
+"""
+
+import json
+import os
+import pathlib
+import threading
+import time
+
+import numpy as np
+import pyopencl as cl
+
+from netcl_lite.core.program import untraced
+from netcl_lite.core.tensor import Tensor
+
+VERSION = 1            # bump when the kernels change what a choice means
+TUNE_N = 384           # the timed product is TUNE_N^3
+_chosen = {}           # device key -> config, for this process
+_lock = threading.Lock()
+
+
+def cache_path():
+    """Where choices are stored (see the module docstring)."""
+    if os.environ.get("NETCL_TUNE_CACHE"):
+        return pathlib.Path(os.environ["NETCL_TUNE_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or pathlib.Path.home() / ".cache"
+    return pathlib.Path(base) / "netcl_lite" / "tune.json"
+
+
+def device_key(device):
+    """One string per device, driver and kernel version."""
+    return (f"{device.platform.name} | {device.name} | {device.driver_version}"
+            f" | units {device.max_compute_units} | matmul v{VERSION}")
+
+
+def is_cpu(device):
+    """True for a plain CPU device (Oclgrind also answers to GPU: not timed)."""
+    return device.type == cl.device_type.CPU
+
+
+def candidates(device):
+    """Tiles (VW, TILE_M, TILE_V) worth timing on this device, best guess first.
+
+    VW is the device's preferred float vector width (4, 8 or 16). A CPU with
+    16 (AVX-512) may still split each float16 into two 256-bit halves, so the
+    AVX2 tile stays in the list; timing decides.
+    """
+    if not is_cpu(device):
+        return [(4, 4, 2)]
+    width = device.preferred_vector_width_float
+    if width >= 16:
+        return [(16, 6, 4), (16, 14, 2), (8, 6, 2)]
+    if width >= 8:
+        return [(8, 6, 2), (8, 4, 3)]
+    return [(4, 6, 2), (4, 4, 4)]
+
+
+def as_config(tile):
+    vw, m, v = tile
+    return {"VW": vw, "TILE_M": m, "TILE_V": v}
+
+
+def options(config):
+    """Build options for kernels/matmul.cl: ("-DVW=8", "-DTILE_M=6", ...)."""
+    return tuple(f"-D{k}={config[k]}" for k in sorted(config))
+
+
+def _load():
+    try:
+        data = json.loads(cache_path().read_text(encoding="utf-8"))
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _store(key, entry):
+    path = cache_path()
+    try:
+        data = _load()
+        data[key] = entry
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only home: tune again next time, still correct
+
+
+def _time_tiles(queue, tiles, square, rounds=5):
+    """CPU seconds per TUNE_N^3 product for each tile, best of ``rounds``.
+
+    ``square(a, config)`` computes a @ a with the tile ``config`` (the
+    caller's kernel: functional/matmul.py). The process's CPU time (PoCL's
+    worker threads are in this process), not the wall clock: on a shared
+    machine the wall clock also counts the time spent waiting for a core,
+    which has nothing to do with the tile.
+    """
+    n = TUNE_N
+    rng = np.random.default_rng(0)
+    a = Tensor.from_host(queue, rng.standard_normal((n, n)).astype(np.float32))
+    best = {t: float("inf") for t in tiles}
+    for t in tiles:                       # build and warm each one
+        square(a, as_config(t))
+    queue.finish()
+    for _ in range(rounds):
+        for t in tiles:
+            start = time.process_time()
+            square(a, as_config(t))
+            queue.finish()
+            best[t] = min(best[t], time.process_time() - start)
+    return best
+
+
+def matmul_config(queue, square):
+    """The matmul tile for this queue's device: a dict of build macros.
+
+    ``square(a, config)``: a @ a with a given tile, used only to time the
+    candidates (functional/matmul.py passes its tiled kernel)."""
+    device = queue.device
+    key = device_key(device)
+    with _lock:
+        if key in _chosen:
+            return _chosen[key]
+        tiles = candidates(device)
+        choice = tiles[0]
+        timed = is_cpu(device) and len(tiles) > 1 and \
+            os.environ.get("NETCL_TUNE", "1") != "0"
+        if timed:
+            cached = None if os.environ.get("NETCL_RETUNE") == "1" \
+                else _load().get(key)
+            if cached and tuple(cached.get("tile", ())) in tiles:
+                choice = tuple(cached["tile"])
+            else:
+                start = time.perf_counter()
+                with untraced():          # not the caller's launches
+                    seconds = _time_tiles(queue, tiles, square)
+                choice = min(seconds, key=seconds.get)
+                _store(key, {"tile": list(choice),
+                             "ms": {str(list(t)): round(s * 1e3, 3)
+                                    for t, s in seconds.items()},
+                             "tuning_s": round(time.perf_counter() - start, 2)})
+        _chosen[key] = as_config(choice)
+        return _chosen[key]

@@ -1,0 +1,70 @@
+"""Flash attention, the plain kernel (``kernels/flash_attention_simple.cl``;
+chapter 08).
+
+The same result as ``flash_attention``, computed the way chapter 08's
+Python loop does it: one work-item per query row walks the keys one at a
+time and keeps a running max m, a running sum l and the output row
+(online softmax); no S x S matrix, no packing, no blocking. Read it
+before the fast kernel, which adds register tiles and packed panels.
+
+    q (..., H, Sq, d)   k (..., HKV, Sk, d)   v (..., HKV, Sk, dv)
+    -> (..., H, Sq, dv)
+
+>>> import numpy as np
+>>> import netcl_lite.functional as F
+>>> from netcl_lite.core.device import manager
+>>> from netcl_lite.core.tensor import Tensor
+>>> queue = manager.default("cpu").queue
+>>> Q = Tensor.from_host(queue, [[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
+>>> K = Tensor.from_host(queue, [[1.0, 0.0], [1.0, 1.0], [0.0, 2.0]])
+>>> V = Tensor.from_host(queue, [[10.0, 1.0], [20.0, 2.0], [30.0, 3.0]])
+>>> O = F.flash_attention(Q, K, V, causal=True, fast=False)   # the plain kernel
+>>> np.round(O.value.to_host().astype(float), 2)
+array([[10.  ,  1.  ],
+       [18.04,  1.8 ],
+       [22.03,  2.2 ]])
+"""
+
+import math
+
+from netcl_lite.autograd import nodes, record
+from netcl_lite.core.program import LOCAL_1D, launch
+from netcl_lite.core.tensor import Tensor
+from netcl_lite.core.validate import check_qkv
+
+
+def simple_attention(q, k, v, causal, batch, H, HKV, scale=None):
+    """The plain kernel on nodes that ``check_qkv`` has passed."""
+    *_, Sq, D = q.shape
+    Sk, DV = k.shape[-2], v.shape[-1]
+    rep = H // HKV                          # GQA: query heads per kv head
+    BH, BHKV = batch * H, batch * HKV
+    scale = 1.0 / math.sqrt(D) if scale is None else scale
+    queue, causal = q.queue, bool(causal)
+    out = Tensor.empty(queue, (*q.shape[:-1], DV))   # (..., H, Sq, DV)
+    lse = Tensor.empty(queue, (BH, Sq))              # log sum_j exp(s_ij)
+    launch(queue, "flash_attention_simple", "flash_attention_simple_forward",
+           (BH * Sq,), LOCAL_1D, q.value, k.value, v.value, out, lse,
+           BH, rep, Sq, Sk, D, DV, scale, causal)
+
+    def backward(g):
+        gq, gk, gv = (Tensor.empty(queue, x.shape) for x in (q, k, v))
+        delta = Tensor.empty(queue, (BH, Sq))        # rowsum(dO * O)
+        launch(queue, "flash_attention_simple",
+               "flash_attention_simple_backward_dq", (BH * Sq,), LOCAL_1D,
+               q.value, k.value, v.value, out, g, lse, gq, delta,
+               BH, rep, Sq, Sk, D, DV, scale, causal)
+        launch(queue, "flash_attention_simple",
+               "flash_attention_simple_backward_dkv", (BHKV * Sk,), LOCAL_1D,
+               q.value, k.value, v.value, g, lse, delta, gk, gv,
+               BHKV, rep, Sq, Sk, D, DV, scale, causal)
+        return gq, gk, gv
+
+    return record(out, (q, k, v), backward, "flash_attention_simple")
+
+
+def flash_attention_simple(q, k, v, causal=True):
+    """softmax(q k^T / sqrt(d) + M) v on the plain kernel (any head dim)."""
+    q, k, v = nodes(q, k, v, dtype=None, op="flash_attention_simple")
+    batch, H, HKV = check_qkv("flash_attention_simple", q, k, v)
+    return simple_attention(q, k, v, causal, batch, H, HKV)

@@ -1,0 +1,99 @@
+"""Two threads on one device: forward passes and training give the results
+that one thread gives, and a Tape belongs to the thread that opened it.
+
+The threaded runs happen in a child process, so that a crash (a segfault in
+the OpenCL driver) fails this test instead of ending the test session.
+"""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+CHILD = textwrap.dedent("""
+    import sys, threading
+    import numpy as np
+    import netcl_lite.autograd as ag
+    from netcl_lite.core.device import manager
+    from netcl_lite.nn import DecoderConfig, DecoderLM
+    from netcl_lite.optim import AdamW
+
+    queue = manager.default("auto").queue
+    CFG = dict(vocab_size=32, dim=16, n_layers=2, n_heads=2, n_kv_heads=1,
+               max_seq_len=12, hidden_dim=24, seed=0)
+
+    def forward(model, seed):
+        ids = np.random.default_rng(seed).integers(0, 32, size=(2, 10))
+        return [model(ids).value.to_host() for _ in range(ROUNDS)]
+
+    def train(seed):
+        model = DecoderLM(queue, DecoderConfig(**CFG))
+        opt = AdamW(model.parameters(), lr=1e-2)
+        rng = np.random.default_rng(seed)
+        losses = []
+        for _ in range(ROUNDS):
+            x = rng.integers(0, 32, size=(2, 8))
+            with ag.Tape() as tape:
+                loss = model.loss(x, (x + 1) % 32)
+            opt.zero_grad()
+            tape.backward(loss)
+            opt.step()
+            losses.append(float(loss.value.to_host()))
+        return losses
+
+    def in_threads(jobs):
+        results, errors = [None] * len(jobs), []
+        def run(i, job):
+            try:
+                results[i] = job()
+            except BaseException as err:   # reported by the parent
+                errors.append(repr(err))
+        threads = [threading.Thread(target=run, args=(i, job))
+                   for i, job in enumerate(jobs)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors, errors
+        return results
+
+    ROUNDS = int(sys.argv[1])
+    shared = DecoderLM(queue, DecoderConfig(**CFG))
+    alone = [forward(shared, 1), forward(shared, 2), train(3), train(4)]
+    together = in_threads([lambda: forward(shared, 1), lambda: forward(shared, 2),
+                           lambda: train(3), lambda: train(4)])
+    for a, b in zip(alone, together):
+        for x, y in zip(a, b):
+            assert np.array_equal(x, y), (x, y)
+
+    # thread B generates with a KV cache while thread A holds an open Tape
+    opened, done = threading.Event(), threading.Event()
+    def hold_tape():
+        with ag.Tape():
+            opened.set()
+            done.wait(60)
+    holder = threading.Thread(target=hold_tape)
+    holder.start()
+    opened.wait(60)
+    try:
+        out = in_threads([lambda: shared.generate([1, 2], 4, temperature=0.0)])
+    finally:
+        done.set()
+        holder.join()
+    assert out[0] == shared.generate([1, 2], 4, temperature=0.0)
+    print("ok")
+""")
+
+
+def run_child(rounds):
+    return subprocess.run(
+        [sys.executable, "-c", CHILD, str(rounds)], capture_output=True,
+        text=True, timeout=600, env=dict(os.environ),
+    )
+
+
+def test_two_threads_match_one_thread():
+    done = run_child(rounds=6)
+    assert done.returncode == 0 and "ok" in done.stdout, (
+        f"exit code {done.returncode}\n{done.stdout}\n{done.stderr[-3000:]}"
+    )

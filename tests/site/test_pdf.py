@@ -1,0 +1,104 @@
+"""`make pdf`: the whole course in one PDF, printed by headless Chromium.
+
+Builds _build/course.pdf (tools/build_pdf.py) once per session, then reads
+its text back with pypdf: every chapter is there with its title, its
+figures are embedded, its math was typeset (no TeX source left) and its
+code and stored outputs were printed.
+"""
+
+import importlib.util
+import json
+import os
+import pathlib
+import re
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+ROOT = pathlib.Path(os.environ.get("COURSE_SITE_ROOT", REPO)).resolve()
+
+pypdf = pytest.importorskip("pypdf")
+
+
+def _build_pdf_module():
+    spec = importlib.util.spec_from_file_location(
+        "build_pdf", REPO / "tools" / "build_pdf.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def course_pdf(site_html, browser):
+    """Printed with the session's Chromium (the browser fixture skips, or
+    fails under COURSE_REQUIRE_BROWSER=1, when there is none)."""
+    return _build_pdf_module().build(ROOT, ROOT / "_build", browser=browser)
+
+
+@pytest.fixture(scope="session")
+def pdf_pages(course_pdf):
+    reader = pypdf.PdfReader(str(course_pdf))
+    return reader, [page.extract_text() or "" for page in reader.pages]
+
+
+def _squash(text):
+    return re.sub(r"\s+", "", text)
+
+
+def _title(nb_path):
+    nb = json.loads(nb_path.read_text(encoding="utf-8"))
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "markdown":
+            src = "".join(cell["source"])
+            m = re.search(r"^# (.+)$", src, re.M)
+            if m:
+                return m.group(1)
+    raise AssertionError(f"{nb_path.name}: no title")
+
+
+def test_pdf_holds_every_chapter_in_order(pdf_pages, site_chapters):
+    _, pages = pdf_pages
+    text = _squash("\n".join(pages))
+    site = _build_pdf_module()._builder()
+    where = []
+    for nb in site_chapters:
+        title = _squash(site.plain_heading(_title(nb)))
+        # the heading, not the landing page's list of chapters: the last hit
+        pos = text.rfind(title)
+        assert pos >= 0, f"{nb.name}: title {title!r} not in the PDF"
+        where.append(pos)
+    assert where == sorted(where), "chapters out of order"
+
+
+def test_pdf_has_a_bookmark_per_chapter(pdf_pages, site_chapters):
+    reader, _ = pdf_pages
+
+    def titles(items):
+        for item in items:
+            if isinstance(item, list):
+                yield from titles(item)
+            else:
+                yield item.title
+
+    marks = [_squash(t) for t in titles(reader.outline)]
+    site = _build_pdf_module()._builder()
+    for nb in site_chapters:
+        title = _squash(site.plain_heading(_title(nb)))
+        assert any(title in m for m in marks), f"{nb.name}: no bookmark"
+
+
+def test_pdf_has_figures_math_code_and_outputs(pdf_pages, site_chapters):
+    reader, pages = pdf_pages
+    images = sum(len(page.images) for page in reader.pages)
+    figures = sum(
+        1 for nb in site_chapters
+        for cell in json.loads(nb.read_text(encoding="utf-8"))["cells"]
+        for out in cell.get("outputs", [])
+        if "image/png" in out.get("data", {}))
+    assert images >= figures > 0
+    text = "\n".join(pages)
+    # math was typeset: MathJax's delimiters are gone (code keeps its TeX)
+    assert "\\(" not in text and "\\[" not in text
+    assert "import numpy as np" in text  # code cells
+    assert "sigma at d_k = 128: 11.31" in text  # a stored output (chapter 03)
+    assert len(reader.pages) > 10 * len(site_chapters) // 2
