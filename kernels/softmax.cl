@@ -26,8 +26,13 @@ __kernel void softmax_forward(__global const float *x, __global float *y,
     __global const float *xr = x + (long)r * Sk;
     __global float *yr = y + (long)r * Sk;
     float m = -INFINITY;
-    for (int j = 0; j < seen; j++) m = xr[j] > m ? xr[j] : m;
-    if (m == -INFINITY) seen = 0;  // nothing visible (or all -inf): zeros
+    int nan = 0;                   // a NaN never wins "x > m": note it apart
+    for (int j = 0; j < seen; j++) {
+        m = xr[j] > m ? xr[j] : m;
+        nan |= isnan(xr[j]);
+    }
+    // nothing visible (or all -inf): zeros; a NaN row stays NaN below
+    if (m == -INFINITY && !nan) seen = 0;
     float s = 0.0f;
     for (int j = 0; j < seen; j++) {
         float e = exp(xr[j] - m);

@@ -10,7 +10,7 @@ import pytest
 DOC = (pathlib.Path(__file__).resolve().parents[1] / "docs" / "api.md").read_text(
     encoding="utf-8")
 PACKAGES = ["netcl_lite.functional", "netcl_lite.nn", "netcl_lite.optim",
-            "netcl_lite.text"]
+            "netcl_lite.text", "netcl_lite.viz"]
 
 
 @pytest.mark.parametrize("package", PACKAGES)

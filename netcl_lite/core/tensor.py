@@ -171,7 +171,12 @@ class Tensor:
 
     @classmethod
     def from_host(cls, queue, array):
-        """Copy a numpy array (or anything ``np.asarray`` takes) to the device."""
+        """Copy a numpy array (or anything ``np.asarray`` takes) to the device.
+
+        float64 is cast to float32; a finite value beyond float32's range
+        (about 3.4e38) raises a ValueError naming it rather than silently
+        becoming inf, while inf and NaN pass through unchanged.
+        """
         if not isinstance(queue, cl.CommandQueue):
             raise ValueError(
                 f"expected a pyopencl CommandQueue, got {type(queue).__name__}"

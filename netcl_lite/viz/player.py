@@ -208,11 +208,13 @@ class Player:
             labels = c.labels if given is None else [str(v) for v in values]
             start = c.values[self.start[key]]
             options = list(zip(labels, values))
-            extra = {"continuous_update": False} if c.kind == "range" else {}
-            kind = W.SelectionSlider if c.kind == "range" else W.Dropdown
-            boxes[key] = kind(options=options, description=c.label,
-                              value=start if start in values else values[0],
-                              style={"description_width": "initial"}, **extra)
+            # A slider for every kind: in JupyterLab its handle takes the
+            # arrow keys, while the notebook's shortcuts swallow them on a
+            # focused drop-down list.
+            boxes[key] = W.SelectionSlider(
+                options=options, description=c.label,
+                value=start if start in values else values[0],
+                style={"description_width": "initial"}, continuous_update=False)
         image = W.Image(format="png", layout=W.Layout(max_width="100%"))
         status = W.Label()
 
