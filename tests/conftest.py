@@ -1,25 +1,10 @@
 import os
-import pathlib
-import re
 
 import numpy as np
 import pytest
 
 from netcl_lite.core.device import manager
-
-# tests/oclgrind.txt lists the tests that also run on the Oclgrind simulator
-# (tests/test_oclgrind.py); they get the marker "oclgrind".
-OCLGRIND_LIST = pathlib.Path(__file__).with_name("oclgrind.txt")
-# Every Oclgrind report (bad access, data race, barrier divergence) has a
-# "Kernel: <name>" line, indented by a tab.
-OCLGRIND_REPORT = re.compile(r"^\tKernel:\s+\S", re.MULTILINE)
-
-
-def oclgrind_subset():
-    """The node ids (or prefixes) listed in tests/oclgrind.txt."""
-    lines = OCLGRIND_LIST.read_text(encoding="utf-8").splitlines()
-    return [line.strip() for line in lines
-            if line.strip() and not line.startswith("#")]
+from oclgrind_subset import OCLGRIND_REPORT, oclgrind_subset
 
 
 def pytest_configure(config):

@@ -30,7 +30,7 @@ import time
 
 import pytest
 
-from conftest import OCLGRIND_REPORT, oclgrind_subset
+from oclgrind_subset import OCLGRIND_REPORT, oclgrind_subset
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 ICD_NAME = "liboclgrind-rt-icd.so"
@@ -97,9 +97,8 @@ def test_off_by_one():
 
 
 def test_a_report_fails_the_test(oclgrind_env, tmp_path):
-    (tmp_path / "conftest.py").write_text(
-        (ROOT / "tests" / "conftest.py").read_text())
-    (tmp_path / "oclgrind.txt").write_text("")
+    for name in ("conftest.py", "oclgrind_subset.py", "oclgrind.txt"):
+        (tmp_path / name).write_text((ROOT / "tests" / name).read_text())
     (tmp_path / "test_bad.py").write_text(OFF_BY_ONE)
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",

@@ -139,6 +139,30 @@ def test_rms_norm(queue, data):
 
 @FUZZ
 @given(data=st.data())
+def test_embedding_and_cross_entropy_ids(queue, data):
+    """Ids and targets anywhere in int32: outside [0, V) is a ValueError."""
+    V, D, N = (data.draw(st.integers(1, 5)) for _ in range(3))
+    ids = data.draw(hnp.arrays(np.int32, (N,), elements=st.integers(-3, V + 2)))
+    table = array(data.draw, (V, D), dtype=np.float32)
+    ok = bool(((ids >= 0) & (ids < V)).all())
+    got = run(queue, F.embedding, table, ids)
+    assert (got is None) != ok
+    if ok:
+        same(got, table[ids].astype(np.float64))
+    logits = array(data.draw, (N, V), dtype=np.float32)
+    got = run(queue, F.cross_entropy, logits, ids)
+    assert (got is None) != ok
+    if ok:
+        finite = np.isfinite(logits).all(axis=-1)
+        if finite.all():
+            want = ref.cross_entropy(logits.astype(np.float64), ids)
+            same(got.reshape(()), want, rtol=1e-3, atol=1e-3)
+        elif np.isnan(logits).any():
+            assert np.isnan(got)
+
+
+@FUZZ
+@given(data=st.data())
 def test_attention_shapes(queue, data):
     """Random (often mismatched) shapes: a ValueError, or the right answer."""
     lead = data.draw(st.sampled_from([(), (2,), (2, 2)]))
