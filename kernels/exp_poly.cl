@@ -31,3 +31,13 @@ inline float exp_poly(float x) {
     float e = p * as_float((ki + 127) << 23);          // e^r * 2^k
     return x < -87.0f ? 0.0f : (x > 88.0f ? INFINITY : e);
 }
+
+#ifdef EXP_POLY_TEST
+// y = exp_poly(x) on n values: for tests/ops/test_exp_poly.py only (built
+// with -DEXP_POLY_TEST; the files that include this one never see it).
+__kernel void exp_poly_forward(__global const float *x, __global float *y,
+                               const int n) {
+    int i = get_global_id(0);
+    if (i < n) y[i] = exp_poly(x[i]);
+}
+#endif

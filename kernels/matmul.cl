@@ -91,7 +91,7 @@ __kernel void matmul_pack_b(__global const float *B, __global float *Bp,
 // B: row k of column panel p of batch b starts at
 //   B + b*b_bs + p*b_ps + k*ldb     (b_ps = NR in place, K*NR when packed).
 // Global size (batch * ceil(PM / RB) * PN,): the column panel varies fastest.
-__kernel WIDE void matmul_tiled(__global const float *A,
+WIDE __kernel void matmul_tiled(__global const float *A,
                                 __global const float *B, __global float *C,
                                 const int batch, const int M, const int N,
                                 const int K, const int RB, const long a_bs,

@@ -206,6 +206,7 @@ SYMBOLS = {"cdot": "·", "times": "×", "le": "≤", "leq": "≤", "ge": "≥",
            "cdots": "⋯", "top": "ᵀ", "|": "‖", "ell": "ℓ", "partial": "∂",
            "nabla": "∇", "odot": "⊙", "otimes": "⊗", "sim": "∼", "%": "%",
            "{": "{", "}": "}", ",": " ", ";": " ", " ": " ", "quad": " "}
+OPERATORS = set("·×≤≥≈≠→←∈±∼⊙⊗")
 SUB = dict(zip("0123456789+-=()aehijklmnoprstuvx",
                "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ"))
 SUP = dict(zip("0123456789+-=()inT",
@@ -264,8 +265,9 @@ def tex_to_text(tex):
                 continue
             elif name in GREEK:
                 out.append(GREEK[name])
-            elif name in SYMBOLS:
-                out.append(SYMBOLS[name])
+            elif name in SYMBOLS:  # operators and relations get spaces
+                symbol = SYMBOLS[name]
+                out.append(f" {symbol} " if symbol in OPERATORS else symbol)
             elif name == "mathcal":
                 arg, i = _tex_group(tex, i)
                 out.append({"N": "𝒩", "L": "ℒ", "O": "𝒪"}.get(arg, arg))

@@ -119,8 +119,8 @@ def note_allocation(nbytes):
 
 
 class untraced:
-    """Launches inside a ``with untraced():`` block are left out of every open
-    ``trace()`` (the tuner's timing runs, netcl_lite/core/tune.py)."""
+    """Launches and allocations inside a ``with untraced():`` block are left
+    out of every open ``trace()`` (the tuner's timing runs, core/tune.py)."""
 
     def __enter__(self):
         self.saved = _traces[:]

@@ -89,3 +89,15 @@ def test_cross_entropy_property(queue, lead, V, scale, seed):
                                rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(grad, ref.cross_entropy_vjp(x, targets, 1.0)[0],
                                rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("V", [64, 150, 1024])   # whole blocks of 64, and a tail
+def test_cross_entropy_wide_rows(queue, rng, V):
+    logits = (rng.standard_normal((7, V)) * 3).astype(np.float32)
+    targets = rng.integers(0, V, 7).astype(np.int32)
+    loss, grad = _run(queue, logits, targets)
+    x = logits.astype(np.float64)
+    np.testing.assert_allclose(loss.value.to_host(), ref.cross_entropy(x, targets),
+                               rtol=1e-6)
+    np.testing.assert_allclose(grad, ref.cross_entropy_vjp(x, targets, 1.0)[0],
+                               rtol=1e-5, atol=1e-8)

@@ -2,28 +2,17 @@
 against numpy's exp in float64: within 2 ulp over the whole float range."""
 
 import numpy as np
-import pyopencl as cl
 
-from netcl_lite.core.program import kernel_source
-
-SOURCE = kernel_source("exp_poly") + """
-__kernel void run(__global const float *x, __global float *y, const int n) {
-    int i = get_global_id(0);
-    if (i < n) y[i] = exp_poly(x[i]);
-}
-"""
+from netcl_lite.core.program import LOCAL_1D, launch
+from netcl_lite.core.tensor import Tensor
 
 
 def exp_poly(queue, x):
-    x = np.ascontiguousarray(x, np.float32)
-    prg = cl.Program(queue.context, SOURCE).build()
-    mf = cl.mem_flags
-    xb = cl.Buffer(queue.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=x)
-    yb = cl.Buffer(queue.context, mf.WRITE_ONLY, x.nbytes)
-    prg.run(queue, (x.size,), None, xb, yb, np.int32(x.size))
-    y = np.empty_like(x)
-    cl.enqueue_copy(queue, y, yb)
-    return y
+    x = Tensor.from_host(queue, np.ascontiguousarray(x, np.float32))
+    y = Tensor.empty(queue, x.shape)
+    launch(queue, "exp_poly", "exp_poly_forward", (x.size,), LOCAL_1D,
+           x, y, x.size, options=("-DEXP_POLY_TEST",))
+    return y.to_host()
 
 
 def test_within_two_ulp_of_exp(queue):
