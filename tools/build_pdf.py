@@ -17,6 +17,7 @@ import hashlib
 import importlib.util
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 import time
@@ -79,6 +80,10 @@ def print_pdf(page_html, pdf, browser=None):
     browser, or one launched here); return the names of the documents it
     holds, in order."""
     if browser is None:
+        if not (os.path.exists(CHROMIUM) or shutil.which(CHROMIUM)):
+            raise SystemExit(f"no Chromium at {CHROMIUM}: install Debian's "
+                             "chromium (apt-get install chromium) or set "
+                             "CHROMIUM to a Chromium binary")
         from playwright.sync_api import sync_playwright
 
         with sync_playwright() as pw:

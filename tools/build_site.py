@@ -206,6 +206,7 @@ SYMBOLS = {"cdot": "·", "times": "×", "le": "≤", "leq": "≤", "ge": "≥",
            "cdots": "⋯", "top": "ᵀ", "|": "‖", "ell": "ℓ", "partial": "∂",
            "nabla": "∇", "odot": "⊙", "otimes": "⊗", "sim": "∼", "%": "%",
            "{": "{", "}": "}", ",": " ", ";": " ", " ": " ", "quad": " "}
+OPERATORS = set("·×≤≥≈≠→←∈±∼⊙⊗")
 SUB = dict(zip("0123456789+-=()aehijklmnoprstuvx",
                "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ"))
 SUP = dict(zip("0123456789+-=()inT",
@@ -264,8 +265,9 @@ def tex_to_text(tex):
                 continue
             elif name in GREEK:
                 out.append(GREEK[name])
-            elif name in SYMBOLS:
-                out.append(SYMBOLS[name])
+            elif name in SYMBOLS:  # operators and relations get spaces
+                symbol = SYMBOLS[name]
+                out.append(f" {symbol} " if symbol in OPERATORS else symbol)
             elif name == "mathcal":
                 arg, i = _tex_group(tex, i)
                 out.append({"N": "𝒩", "L": "ℒ", "O": "𝒪"}.get(arg, arg))
@@ -605,18 +607,20 @@ def slug(title):
     return re.sub(r"[^\w\- ]", "", title.strip().lower()).replace(" ", "-")
 
 
-def site_link(root, target, sources):
-    """Where a chapter's relative link should point on the site, or None.
+def site_link(root, target, sources, folder="chapters"):
+    """Where a relative link of a page in ``folder`` (chapters/, or "" for
+    the landing page) should point on the site, or None.
 
     A chapter links to a sibling (its .md twin or .ipynb), to a kernel (the
     appendix section) or to a library file (a generated source page, added
     to ``sources``); figures and everything else are left alone.
     """
+    up = "../" if folder else ""
     if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I) or target.startswith("#"):
         return None
     path, _, fragment = target.partition("#")
     try:
-        full = (root / "chapters" / path).resolve()
+        full = (root / folder / path).resolve()
         rel = full.relative_to(root).as_posix()
     except (ValueError, OSError):
         return None
@@ -625,16 +629,17 @@ def site_link(root, target, sources):
     if rel == BIB:  # a citation: the bibliography page's entry
         return f"#{CITE_TARGET}{fragment}"
     if re.fullmatch(r"chapters/[0-9][0-9]_[^/]*\.(md|ipynb)", rel):
-        return full.stem + ".ipynb" + (f"#{fragment}" if fragment else "")
+        return (f"{up}chapters/" if not folder else "") + full.stem + (
+            ".ipynb" + (f"#{fragment}" if fragment else ""))
     if re.fullmatch(r"kernels/[^/]+\.cl", rel):
-        return f"../appendix/kernels.md#{slug(full.name)}"
+        return f"{up}appendix/kernels.md#{slug(full.name)}"
     if full.suffix in SOURCE_SUFFIXES and full.stat().st_size < 200_000:
         sources.add(rel)
-        return f"../appendix/sources.md#{slug(rel)}"
+        return f"{up}appendix/sources.md#{slug(rel)}"
     return None
 
 
-def rewrite_links(text, root, sources):
+def rewrite_links(text, root, sources, folder="chapters"):
     out, fence = [], None
     for line in text.splitlines(keepends=True):
         m = re.match(r"\s*(`{3,}|~{3,})", line)
@@ -642,7 +647,7 @@ def rewrite_links(text, root, sources):
             fence = None if fence else m.group(1)
         if fence is None:
             line = LINK.sub(lambda m: m.group(1) + (
-                site_link(root, m.group(2), sources) or m.group(2))
+                site_link(root, m.group(2), sources, folder) or m.group(2))
                 + m.group(3), line)
             h = HEADING.match(line.rstrip("\n"))
             if h and "$" in h.group(2):
@@ -666,11 +671,13 @@ def sources_page(sources):
     return "\n".join(out)
 
 
-def benchmarks(root):
+def benchmarks(root, sources):
     readme = root / "README.md"
     text = readme.read_text(encoding="utf-8") if readme.exists() else ""
     if BENCH_START in text and BENCH_END in text:
         table = text.split(BENCH_START, 1)[1].split(BENCH_END, 1)[0].strip()
+        # the README's links are relative to the repository's root
+        table = rewrite_links(table, root, sources, folder="")
         if "|" in table:
             return ("Measured by `make bench` (the README says on which "
                     "machine, and how):\n\n" + table)
@@ -681,7 +688,7 @@ def benchmarks(root):
             "README holds it.")
 
 
-def index_page(root, chapters):
+def index_page(root, chapters, sources):
     entries = []
     for path, nb in chapters:
         title = chapter_title(nb, path.stem)
@@ -699,7 +706,7 @@ def index_page(root, chapters):
             "appendix/sources", "```"]
     template = (SITE / "index.template.md").read_text(encoding="utf-8")
     return (template.replace("{{ chapters }}", chapter_list)
-            .replace("{{ benchmarks }}", benchmarks(root))
+            .replace("{{ benchmarks }}", benchmarks(root, sources))
             .replace("{{ appendix }}",
                      "- [Notation](chapters/notation.md): every symbol the "
                      "course uses.\n"
@@ -771,6 +778,7 @@ def assemble(root, src):
     if notation.exists():
         wanted["chapters/notation.md"] = rewrite_links(
             notation.read_text(encoding="utf-8"), root, sources)
+    wanted["index.md"] = index_page(root, chapters, sources)  # adds sources
     for rel in sources:
         wanted[f"_repo/{rel}"] = (root / rel).read_bytes()
     wanted["appendix/sources.md"] = sources_page(sources)
@@ -783,7 +791,6 @@ def assemble(root, src):
     for k in kernels:
         wanted[f"appendix/kernels/{k.name}"] = k.read_bytes()
     wanted["appendix/kernels.md"] = kernels_page(kernels)
-    wanted["index.md"] = index_page(root, chapters)
 
     for rel, data in wanted.items():
         write_if_changed(src / rel, data)

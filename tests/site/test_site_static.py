@@ -230,13 +230,19 @@ def test_bibliography_page_and_citation_links(site_html, site_chapters):
 
 
 def test_progress_bars_are_stored_as_one_line(site_chapters):
-    """A progress bar in a stored notebook is its start and its end, not
-    every redraw (chapter 09 once stored 28)."""
+    """A progress bar in a stored notebook is a few redraws, not one per
+    step (chapter 09 once stored 28); chapter 09's training bar is its start
+    and its end, which Jupyter and the site show as one line."""
+    b = _builder()
     for path in site_chapters:
         nb = json.loads(path.read_text(encoding="utf-8"))
         for i, cell in enumerate(nb["cells"]):
             text = "".join("".join(o.get("text", "")) for o in
                            cell.get("outputs", [])
                            if o.get("output_type") == "stream")
-            assert text.count("\r") <= 2, f"{path.name} cell {i}: " \
-                f"{text.count(chr(13))} redraws stored"
+            limit = 2 if path.name.startswith("09_") else 4
+            assert text.count("\r") <= limit, (
+                f"{path.name} cell {i}: {text.count(chr(13))} redraws stored")
+            if path.name.startswith("09_") and "training:" in text:
+                shown = b.CARRIAGE.sub("", text)
+                assert shown.count("training:") == 1, shown
