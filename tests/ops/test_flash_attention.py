@@ -80,7 +80,7 @@ def test_sdpa_runs_the_fused_kernel(queue, rng, causal):
 
 
 @pytest.mark.parametrize("causal", [True, False])
-def test_fused_matches_the_three_kernel_path(queue, rng, causal):
+def test_fused_matches_the_composed_path(queue, rng, causal):
     q, k, v = make(rng, (2,), 3, 3, 100, 130, 64, 40)
     g = rng.standard_normal((2, 3, 100, 40))
     fused = run_op(queue, lambda a, b, c: F.flash_attention(a, b, c, causal),
