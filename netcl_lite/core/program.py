@@ -21,7 +21,8 @@ import threading
 
 import pyopencl as cl
 
-from netcl_lite.core.signature import check_args, parse_signatures
+from netcl_lite.core.signature import (check_args, parse_signatures,
+                                       scalar_dtypes)
 
 LOCAL_1D = (64,)
 LOCAL_2D = (8, 8)
@@ -85,6 +86,8 @@ def kernels(context, program, options=()):
             if unread:
                 raise RuntimeError(f"kernels/{program}.cl: cannot read the "
                                    f"signature of {unread}")
+            for kname, knl in found.items():   # pyopencl packs the numbers
+                knl.set_scalar_arg_dtypes(scalar_dtypes(signatures[kname]))
             _signatures[program] = signatures
             per_context[key] = found
         return per_context[key]

@@ -69,6 +69,20 @@ def parse_signatures(source):
             for m in _KERNEL.finditer(source)}
 
 
+def scalar_dtypes(params):
+    """The numpy type of each scalar parameter, None for buffers and local
+    memory: what ``cl.Kernel.set_scalar_arg_dtypes`` wants. With it set,
+    pyopencl packs the numbers itself; without it each scalar argument
+    took about 7 us on the host (a 15-argument matmul, 0.1 ms a launch).
+
+    >>> sig = parse_signatures("__kernel void f(__global float *x, int n) {}")
+    >>> scalar_dtypes(sig["f"])
+    [None, <class 'numpy.int32'>]
+    """
+    return [None if p.kind != "scalar" else
+            INTS.get(p.ctype) or FLOATS.get(p.ctype) for p in params]
+
+
 def _describe(value):
     """5 -> 'int 5', a Tensor -> 'a float32 Tensor (2, 3)'."""
     if hasattr(value, "buffer") and hasattr(value, "dtype"):
