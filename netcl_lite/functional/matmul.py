@@ -161,14 +161,16 @@ def matmul_tiled_strided(a, b, batch, M, N, K, a_strides, b_strides, config=None
     if not a_in_place:   # copy A^T into zero-padded panels of MR rows, once
         aq = Tensor.empty(queue, (batch, PM, K, MR))
         launch(queue, "matmul", "matmul_pack_a",
-               (batch * PM, ceil_div(K, PACK_ROWS)), LOCAL_2D, a, aq, batch, M, K, np.int64(a_strides[0]), a_strides[1],
-               a_strides[2], options=opts)
+               (batch * PM, ceil_div(K, PACK_ROWS)), LOCAL_2D, a, aq, batch,
+               M, K, np.int64(a_strides[0]), a_strides[1], a_strides[2],
+               options=opts)
         a_st, a_packed = (PM * K * MR, 1, MR), 1
     RB = _row_blocks(batch, PM, PN)
     items = batch * ceil_div(PM, RB) * PN
-    launch(queue, "matmul", "matmul_tiled", (items,), _tiled_local(items), aq, bq, out, batch, M, N, K, RB, np.int64(a_st[0]),
-           a_st[1], a_st[2], np.int64(b_bs), np.int64(b_ps), ldb,
-           packed, a_packed, options=opts)
+    launch(queue, "matmul", "matmul_tiled", (items,), _tiled_local(items),
+           aq, bq, out, batch, M, N, K, RB, np.int64(a_st[0]), a_st[1],
+           a_st[2], np.int64(b_bs), np.int64(b_ps), ldb, packed, a_packed,
+           options=opts)
     return out
 
 
