@@ -117,29 +117,39 @@ def _scalar(where, i, p, value):
 
 def check_args(where, params, args):
     """The arguments of one launch, checked against the kernel's parameters
-    and converted: Tensors to their buffers, numbers to their C types."""
+    and converted: Tensors to their buffers, numbers to their C types.
+
+    It runs before every launch, so the common cases (a Tensor of the right
+    dtype, a Python int for an int, a float for a float) take the short way.
+    """
     if len(args) != len(params):
         names = ", ".join(p.name for p in params)
         raise ValueError(f"{where} takes {len(params)} arguments ({names}), "
                          f"got {len(args)}")
     out = []
     for i, (p, value) in enumerate(zip(params, args)):
-        if p.kind == "buffer":
-            want = BUFFER_DTYPES.get(p.ctype)
+        kind, ctype, kind_of = p.kind, p.ctype, type(value)
+        if kind == "buffer":
+            want = BUFFER_DTYPES.get(ctype)
             dtype = getattr(value, "dtype", None)
             if not hasattr(value, "buffer") or dtype is None or \
                     (want is not None and dtype is not want and dtype != want):
-                what = "a float32" if p.ctype == "float" else f"an {p.ctype}32"
-                _fail(where, i, p, f"a __global {p.ctype} buffer: pass {what} "
+                what = "a float32" if ctype == "float" else f"an {ctype}32"
+                _fail(where, i, p, f"a __global {ctype} buffer: pass {what} "
                       "Tensor", value)
             out.append(value.buffer)
-        elif p.kind == "local":
+        elif kind == "scalar" and kind_of is int and ctype == "int" and \
+                -2**31 <= value < 2**31:
+            out.append(value)        # pyopencl packs it (set_scalar_arg_dtypes)
+        elif kind == "scalar" and kind_of is float and ctype == "float":
+            out.append(value)
+        elif kind == "local":
             if not isinstance(value, cl.LocalMemory):
                 _fail(where, i, p, "__local memory: pass cl.LocalMemory(nbytes)",
                       value)
             out.append(value)
         else:
             if hasattr(value, "buffer"):
-                _fail(where, i, p, f"a {p.ctype} scalar", value)
+                _fail(where, i, p, f"a {ctype} scalar", value)
             out.append(_scalar(where, i, p, value))
     return out

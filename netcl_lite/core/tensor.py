@@ -26,6 +26,9 @@ from netcl_lite.core.program import note_allocation
 FLOAT = np.dtype(np.float32)
 INT = np.dtype(np.int32)
 I32 = np.iinfo(np.int32)
+# below this many bytes Tensor.empty skips the fit checks (each costs ~2 us;
+# one such buffer cannot exhaust a device or an address-space limit)
+SMALL = 1 << 20
 
 
 def _to_device_dtype(array):
@@ -143,24 +146,35 @@ class Tensor:
     @classmethod
     def empty(cls, queue, shape, dtype=FLOAT):
         """Uninitialised storage (at least 4 bytes: OpenCL forbids 0)."""
-        shape = tuple(int(s) for s in shape)
-        if any(s < 0 for s in shape):
+        shape = tuple(map(int, shape))
+        if min(shape, default=0) < 0:
             raise ValueError(f"negative size in shape {shape}")
-        dtype = np.dtype(dtype)
-        if dtype not in (FLOAT, INT):
-            raise ValueError(f"unsupported dtype {dtype}: use float32 or int32")
+        if dtype is not FLOAT and dtype is not INT:   # the common case: fast
+            dtype = np.dtype(dtype)
+            if dtype not in (FLOAT, INT):
+                raise ValueError(f"unsupported dtype {dtype}: use float32 or int32")
         nbytes = max(math.prod(shape) * dtype.itemsize, 4)
-        what = f"a {dtype.name} tensor of shape {shape}"
-        max_alloc = check_fits(queue, nbytes, what)
-        if nbytes > max_alloc:
-            raise ValueError(
-                f"{what} would take {nbytes} bytes ({nbytes / 2**30:.1f} GiB), more "
-                f"than one buffer may hold on this device (max_mem_alloc_size "
-                f"{max_alloc} bytes, {max_alloc / 2**30:.1f} GiB)"
-            )
+        if nbytes > SMALL:      # small ones cannot exhaust a device alone
+            what = f"a {dtype.name} tensor of shape {shape}"
+            max_alloc = check_fits(queue, nbytes, what)
+            if nbytes > max_alloc:
+                raise ValueError(
+                    f"{what} would take {nbytes} bytes ({nbytes / 2**30:.1f} "
+                    f"GiB), more than one buffer may hold on this device "
+                    f"(max_mem_alloc_size {max_alloc} bytes, "
+                    f"{max_alloc / 2**30:.1f} GiB)"
+                )
         buffer = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, nbytes)
         note_allocation(nbytes)                  # seen by open ``trace()``s
-        return cls(queue, buffer, shape, dtype)
+        return cls._wrap(queue, buffer, shape, dtype)
+
+    @classmethod
+    def _wrap(cls, queue, buffer, shape, dtype):
+        """A Tensor over a buffer known to fit (no checks: the library's
+        own fast path, 1 us instead of 3)."""
+        t = cls.__new__(cls)
+        t.queue, t.buffer, t.shape, t.dtype = queue, buffer, shape, dtype
+        return t
 
     @classmethod
     def zeros(cls, queue, shape, dtype=FLOAT):
@@ -185,9 +199,18 @@ class Tensor:
         out = cls.empty(queue, array.shape, array.dtype)
         if array.size:
             cl.enqueue_copy(queue, out.buffer, array)
+        if out.dtype is INT:     # ids: keep what was sent (see ``host_ids``)
+            out._host = array.copy()
+            out._host.flags.writeable = False
         return out
 
     # --- reading ------------------------------------------------------------
+    def host_ids(self):
+        """The values of an int32 Tensor made by ``from_host``, from the copy
+        kept when it was sent (no read back); else None. Id checks use it:
+        no kernel writes int32 buffers, so the copy stays true."""
+        return getattr(self, "_host", None)
+
     def to_host(self):
         """A numpy copy; blocks until every queued kernel has finished."""
         out = np.empty(self.shape, dtype=self.dtype)
@@ -200,8 +223,11 @@ class Tensor:
         """A view with a new shape (one entry may be -1)."""
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        shape = resolve_shape(self.shape, shape)
-        return Tensor(self.queue, self.buffer, shape, self.dtype)
+        shape = resolve_shape(self.shape, shape)      # same element count
+        view = Tensor._wrap(self.queue, self.buffer, shape, self.dtype)
+        if self.host_ids() is not None:
+            view._host = self._host.reshape(shape)
+        return view
 
     @property
     def context(self):
