@@ -21,6 +21,7 @@ import resource
 import numpy as np
 import pyopencl as cl
 
+from netcl_lite.core import pool
 from netcl_lite.core.program import note_allocation
 
 FLOAT = np.dtype(np.float32)
@@ -164,7 +165,7 @@ class Tensor:
                     f"(max_mem_alloc_size {max_alloc} bytes, "
                     f"{max_alloc / 2**30:.1f} GiB)"
                 )
-        buffer = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, nbytes)
+        buffer = pool.take(queue, nbytes)        # core/pool.py: reused if idle
         note_allocation(nbytes)                  # seen by open ``trace()``s
         return cls._wrap(queue, buffer, shape, dtype)
 
