@@ -26,14 +26,17 @@ from netcl_lite.core.tensor import FLOAT
 def check_tensors(tensors, dtype=FLOAT, op="op"):
     """Every Tensor shares the first one's context and has ``dtype``
     (``dtype=None``: any dtype)."""
-    context = tensors[0].context
+    queue = tensors[0].queue
+    context = None               # asked for only when the queues differ
     for i, t in enumerate(tensors):
-        if t.context != context:
-            raise ValueError(
-                f"{op}: input {i} lives in another OpenCL context; "
-                "create every tensor with the same device's queue"
-            )
-        if dtype is not None and t.dtype != dtype:
+        if t.queue is not queue:
+            context = context or queue.context
+            if t.context != context:
+                raise ValueError(
+                    f"{op}: input {i} lives in another OpenCL context; "
+                    "create every tensor with the same device's queue"
+                )
+        if dtype is not None and t.dtype is not dtype and t.dtype != dtype:
             raise ValueError(f"{op}: input {i} has dtype {t.dtype}, need {dtype}")
 
 
