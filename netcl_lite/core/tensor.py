@@ -126,6 +126,31 @@ def check_fits(queue, nbytes, what):
     return max_alloc
 
 
+def _checked(queue, shape, dtype):
+    """(shape, dtype, nbytes) of a new Tensor, or a ValueError naming what
+    is wrong: a negative size, a dtype, more bytes than the device or this
+    process can have (at least 4 bytes: OpenCL forbids 0)."""
+    shape = tuple(map(int, shape))
+    if min(shape, default=0) < 0:
+        raise ValueError(f"negative size in shape {shape}")
+    if dtype is not FLOAT and dtype is not INT:   # the common case: fast
+        dtype = np.dtype(dtype)
+        if dtype not in (FLOAT, INT):
+            raise ValueError(f"unsupported dtype {dtype}: use float32 or int32")
+    nbytes = max(math.prod(shape) * dtype.itemsize, 4)
+    if nbytes > SMALL:      # small ones cannot exhaust a device alone
+        what = f"a {dtype.name} tensor of shape {shape}"
+        max_alloc = check_fits(queue, nbytes, what)
+        if nbytes > max_alloc:
+            raise ValueError(
+                f"{what} would take {nbytes} bytes ({nbytes / 2**30:.1f} "
+                f"GiB), more than one buffer may hold on this device "
+                f"(max_mem_alloc_size {max_alloc} bytes, "
+                f"{max_alloc / 2**30:.1f} GiB)"
+            )
+    return shape, dtype, nbytes
+
+
 class Tensor:
     """A contiguous float32 or int32 array that lives on an OpenCL device."""
 
@@ -147,24 +172,7 @@ class Tensor:
     @classmethod
     def empty(cls, queue, shape, dtype=FLOAT):
         """Uninitialised storage (at least 4 bytes: OpenCL forbids 0)."""
-        shape = tuple(map(int, shape))
-        if min(shape, default=0) < 0:
-            raise ValueError(f"negative size in shape {shape}")
-        if dtype is not FLOAT and dtype is not INT:   # the common case: fast
-            dtype = np.dtype(dtype)
-            if dtype not in (FLOAT, INT):
-                raise ValueError(f"unsupported dtype {dtype}: use float32 or int32")
-        nbytes = max(math.prod(shape) * dtype.itemsize, 4)
-        if nbytes > SMALL:      # small ones cannot exhaust a device alone
-            what = f"a {dtype.name} tensor of shape {shape}"
-            max_alloc = check_fits(queue, nbytes, what)
-            if nbytes > max_alloc:
-                raise ValueError(
-                    f"{what} would take {nbytes} bytes ({nbytes / 2**30:.1f} "
-                    f"GiB), more than one buffer may hold on this device "
-                    f"(max_mem_alloc_size {max_alloc} bytes, "
-                    f"{max_alloc / 2**30:.1f} GiB)"
-                )
+        shape, dtype, nbytes = _checked(queue, shape, dtype)
         buffer = pool.take(queue, nbytes)        # core/pool.py: reused if idle
         note_allocation(nbytes)                  # seen by open ``trace()``s
         return cls._wrap(queue, buffer, shape, dtype)
@@ -197,9 +205,17 @@ class Tensor:
                 f"expected a pyopencl CommandQueue, got {type(queue).__name__}"
             )
         array = np.asarray(_to_device_dtype(np.asarray(array)), order="C")
-        out = cls.empty(queue, array.shape, array.dtype)
-        if array.size:
-            cl.enqueue_copy(queue, out.buffer, array)
+        if not array.size:
+            return cls.empty(queue, array.shape, array.dtype)
+        shape, dtype, nbytes = _checked(queue, array.shape, array.dtype)
+        # The driver copies the values when it creates the buffer. A copy
+        # through the queue (enqueue_copy) would first wait for every kernel
+        # queued before it: mid-step (the targets of a loss) that stalls the
+        # device while Python catches up.
+        buffer = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE |
+                           cl.mem_flags.COPY_HOST_PTR, hostbuf=array)
+        note_allocation(nbytes)
+        out = cls._wrap(queue, buffer, shape, dtype)
         if out.dtype is INT:     # ids: keep what was sent (see ``host_ids``)
             out._host = array.copy()
             out._host.flags.writeable = False
