@@ -97,7 +97,7 @@ def rope(x, base=10000.0, offset=0, scale=1.0):
     table = rope_table(queue, S, pairs, float(base), int(offset),
                        float(scale))                   # (S, d/2, 2)
     out = Tensor.empty(queue, x.shape)
-    launch(queue, "rope", "rope_forward", (rows * pairs,), LOCAL_1D,
+    launch(queue, "rope", "rope_forward", (rows,), LOCAL_1D,
            x.value, table, out, rows, S, pairs)
 
     def backward(g):
@@ -109,6 +109,6 @@ def rope(x, base=10000.0, offset=0, scale=1.0):
 def rope_backward(g, table, rows, S, pairs):
     """grad_x: grad_out turned back by -m * theta_i (a rotation's inverse)."""
     gx = Tensor.empty(g.queue, g.shape)
-    launch(g.queue, "rope", "rope_backward", (rows * pairs,), LOCAL_1D,
+    launch(g.queue, "rope", "rope_backward", (rows,), LOCAL_1D,
            g, table, gx, rows, S, pairs)
     return gx
