@@ -76,11 +76,15 @@ def _code(p):
 
 class Signature(list):
     """A kernel's [Param, ...], with ``plan``: one code per parameter, so
-    that checking a launch's arguments starts without reading the Params."""
+    that checking a launch's arguments starts without reading the Params.
+
+    >>> Signature([Param("x", "buffer", "float"), Param("n", "scalar", "int")]).plan
+    (0, 2)
+    """
 
     def __init__(self, params):
         super().__init__(params)
-        self.plan = tuple(_code(p) for p in params)
+        self.plan = tuple(_code(p) for p in self)
 
 
 def parse_signatures(source):
