@@ -264,8 +264,10 @@ class Tensor:
 
 def resolve_shape(old, new):
     """Fill in one -1 and check the element count: (2, 3) + (-1,) -> (6,)."""
-    new = tuple(int(s) for s in new)
+    new = tuple(map(int, new))
     total = math.prod(old)
+    if math.prod(new) == total and min(new, default=0) >= 0:
+        return new                       # the common case: nothing to fill in
     if new.count(-1) > 1:
         raise ValueError(f"only one -1 allowed in shape {new}")
     if -1 in new:
