@@ -25,6 +25,7 @@ from netcl_lite.functional.rope import rope
 from netcl_lite.functional.shape import permute, reshape, transpose
 from netcl_lite.functional.silu import silu
 from netcl_lite.functional.softmax import softmax
+from netcl_lite.functional.swiglu import swiglu
 
 __all__ = [
     # elementwise, reductions, products
@@ -36,5 +37,5 @@ __all__ = [
     "attention_naive", "flash_attention", "flash_attention_simple",
     "rope", "repeat_kv",
     # layers and losses
-    "embedding", "rms_norm", "silu", "cross_entropy",
+    "embedding", "rms_norm", "silu", "swiglu", "cross_entropy",
 ]

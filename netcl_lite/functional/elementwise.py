@@ -13,7 +13,7 @@ array([1., 2.], dtype=float32)
 from netcl_lite.autograd import nodes, record
 from netcl_lite.core.program import LOCAL_1D, launch
 from netcl_lite.core.tensor import Tensor
-from netcl_lite.core.tensor_ops import add_tensors, scale_tensor
+from netcl_lite.core.tensor_ops import add_tensors, scale_tensor, work_items
 from netcl_lite.core.validate import same_shape
 
 
@@ -35,12 +35,13 @@ def mul(a, b):
     same_shape(a, b, "mul")
     queue, n = a.queue, a.value.size
     out = Tensor.empty(queue, a.shape)
-    launch(queue, "elementwise", "mul_forward", (n,), LOCAL_1D,
+    items = work_items(queue, n)   # about 256 values each on a CPU
+    launch(queue, "elementwise", "mul_forward", (items,), LOCAL_1D,
            a.value, b.value, out, n)
 
     def backward(g):
         ga, gb = Tensor.empty(queue, a.shape), Tensor.empty(queue, b.shape)
-        launch(queue, "elementwise", "mul_backward", (n,), LOCAL_1D,
+        launch(queue, "elementwise", "mul_backward", (items,), LOCAL_1D,
                g, a.value, b.value, ga, gb, n)
         return ga, gb
 

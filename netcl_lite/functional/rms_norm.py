@@ -17,8 +17,12 @@ array([[0.8485, 2.2627]], dtype=float32)
 import math
 import numbers
 
+# The backward splits the rows into at most BLOCKS blocks, one per work-item:
+# enough work-groups for every core, and few partial sums of grad_weight to add.
+BLOCKS = 256
+
 from netcl_lite.autograd import nodes, record
-from netcl_lite.core.program import LOCAL_1D, launch
+from netcl_lite.core.program import LOCAL_1D, ceil_div, launch
 from netcl_lite.core.tensor import Tensor
 from netcl_lite.core.validate import min_ndim
 
@@ -45,10 +49,13 @@ def rms_norm(x, weight, eps=1e-6):
     def backward(g):
         gx = Tensor.empty(queue, x.shape)
         gw = Tensor.empty(queue, (D,))
-        launch(queue, "rms_norm", "rms_norm_backward", (R,), LOCAL_1D,
-               g, x.value, weight.value, rstd, gx, R, D)
+        rows = ceil_div(R, BLOCKS) if R else 1       # rows per work-item
+        blocks = ceil_div(R, rows)
+        partial = Tensor.empty(queue, (blocks, D))   # grad_weight per block
+        launch(queue, "rms_norm", "rms_norm_backward", (blocks,), LOCAL_1D,
+               g, x.value, weight.value, rstd, gx, partial, R, D, rows)
         launch(queue, "rms_norm", "rms_norm_backward_weight", (D,), LOCAL_1D,
-               g, x.value, rstd, gw, R, D)
+               partial, gw, blocks, D)
         return gx, gw
 
     return record(out, (x, weight), backward, "rms_norm")

@@ -15,6 +15,7 @@ array([  -0., 1000.], dtype=float32)
 from netcl_lite.autograd import nodes, record
 from netcl_lite.core.program import LOCAL_1D, launch
 from netcl_lite.core.tensor import Tensor
+from netcl_lite.core.tensor_ops import work_items
 
 
 def silu(x):
@@ -22,11 +23,13 @@ def silu(x):
     (x,) = nodes(x, op="silu")
     queue, n = x.queue, x.value.size
     out = Tensor.empty(queue, x.shape)
-    launch(queue, "silu", "silu_forward", (n,), LOCAL_1D, x.value, out, n)
+    items = work_items(queue, n)   # about 256 values each on a CPU
+    launch(queue, "silu", "silu_forward", (items,), LOCAL_1D, x.value, out, n)
 
     def backward(g):
         gx = Tensor.empty(queue, x.shape)
-        launch(queue, "silu", "silu_backward", (n,), LOCAL_1D, g, x.value, gx, n)
+        launch(queue, "silu", "silu_backward", (items,), LOCAL_1D,
+               g, x.value, gx, n)
         return (gx,)
 
     return record(out, (x,), backward, "silu")

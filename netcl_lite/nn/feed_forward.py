@@ -7,6 +7,8 @@ The gate decides, feature by feature, how much of the "up" projection
 passes; silu(z) = z * sigmoid(z) is a smooth, non-monotone ReLU. Three
 matrices of (dim, hidden), (dim, hidden) and (hidden, dim): with
 hidden = 8/3 dim the block costs as much as a 4 dim ReLU MLP.
+``F.swiglu(a, b)`` computes silu(a) * b in one kernel (``kernels/swiglu.cl``),
+the same formula as ``F.mul(F.silu(a), b)`` with one pass over memory.
 
 >>> import numpy as np
 >>> from netcl_lite.core.device import manager
@@ -45,6 +47,7 @@ class SwiGLU(Module):
             raise ValueError(
                 f"SwiGLU expects last dim {self.dim}, got input shape {x.shape}"
             )
-        gate = F.silu(F.matmul(x, self.w_gate))        # (..., hidden)
+        gate = F.matmul(x, self.w_gate)                # (..., hidden)
         up = F.matmul(x, self.w_up)                    # (..., hidden)
-        return F.matmul(F.mul(gate, up), self.w_down)  # (..., D)
+        hidden = F.swiglu(gate, up)                    # silu(gate) * up
+        return F.matmul(hidden, self.w_down)           # (..., D)

@@ -1,4 +1,5 @@
-"""numpy references: rope, repeat_kv, embedding, rms_norm, silu, cross_entropy.
+"""numpy references: rope, repeat_kv, embedding, rms_norm, silu, swiglu,
+cross_entropy.
 
 float64 throughout; each ``<op>_vjp(inputs..., g)`` returns one gradient per
 input (None for integer ids/targets).
@@ -77,6 +78,14 @@ def silu(x):
 def silu_vjp(x, g):
     s = _sigmoid(x)
     return [g * (s + x * s * (1.0 - s))]
+
+
+def swiglu(a, b):
+    return silu(a) * b
+
+
+def swiglu_vjp(a, b, g):
+    return [silu_vjp(a, g * b)[0], g * silu(a)]
 
 
 def log_softmax(x):

@@ -166,6 +166,7 @@ def test_tuner_caches_its_choice(queue, tmp_path, monkeypatch):
     monkeypatch.setenv("NETCL_TUNE_CACHE", str(path))
     monkeypatch.setenv("NETCL_RETUNE", "1")
     monkeypatch.setattr(tune, "_chosen", {})
+    monkeypatch.setattr(tune, "_by_queue", {})
     cfg = tile_config(queue)
     assert (cfg["VW"], cfg["TILE_M"], cfg["TILE_V"]) in tune.candidates(queue.device)
     if tune.is_cpu(queue.device):                 # timed, then stored
@@ -174,6 +175,7 @@ def test_tuner_caches_its_choice(queue, tmp_path, monkeypatch):
         assert len(entry["ms"]) == len(tune.candidates(queue.device))
     monkeypatch.delenv("NETCL_RETUNE")
     monkeypatch.setattr(tune, "_chosen", {})
+    monkeypatch.setattr(tune, "_by_queue", {})
     monkeypatch.setattr(tune, "_time_tiles", None)  # a second timing would fail
     assert tile_config(queue) == cfg
 
@@ -184,6 +186,7 @@ def test_tuning_runs_stay_out_of_traces(queue, tmp_path, monkeypatch):
 
     monkeypatch.setenv("NETCL_TUNE_CACHE", str(tmp_path / "tune.json"))
     monkeypatch.setattr(tune, "_chosen", {})
+    monkeypatch.setattr(tune, "_by_queue", {})
     a = Tensor.from_host(queue, np.ones((64, 64), np.float32))
     with trace() as ran:
         F.matmul(a, a)                      # the first: tunes, then runs

@@ -17,6 +17,8 @@ from netcl_lite.core.tensor import Tensor
     ((37, 13), 1e-6),        # S=37, D odd
     ((2, 3, 37, 10), 1e-6),  # B>1, H>1
     ((4, 7), 0.5),           # a large eps matters
+    ((3, 341, 9), 1e-6),     # R = 1023: 4 rows per backward block, last short
+    ((600, 1), 0.5),         # D = 1 (a large eps: smooth for the differences)
 ])
 def test_rms_norm_gradcheck(queue, rng, shape, eps):
     x = rng.standard_normal(shape)
