@@ -13,13 +13,14 @@ dims, or a plain (K, N) matrix shared by every batch (as in ``Linear``).
 array([[ 7., 10.],
        [15., 22.]], dtype=float32)
 
-Two kernels compute the same product. ``matmul_forward`` is the simple one
-(one work-item per output value): the chapters read it and the tests use it
-as the oracle. ``matmul_tiled`` keeps a tile of C in vector registers
+Three kernels compute the same product. ``matmul_forward`` is the simple
+one (one work-item per output value): the chapters read it and the tests use
+it as the oracle. ``matmul_tiled`` keeps a tile of C in vector registers
 (``kernels/register_tile.cl``; about 0.8-1x numpy's speed on a CPU), reads
-A in place and B in place or from packed panels; it runs whenever the
-product is big enough. Its tile is chosen for the device
-(``netcl_lite/core/tune.py``).
+A and B in place or from packed panels (``matmul_pack_a``, ``matmul_pack_b``);
+it runs whenever the product is big enough. Its tile is chosen for the
+device (``netcl_lite/core/tune.py``). ``matmul_few_rows`` serves A with
+fewer rows than a tile, such as the one new token of KV-cache decoding.
 ``F.matmul(a, b, fast=False)`` (or ``F.matmul_simple``) forces the simple one:
 
 >>> F.matmul_simple(a, a).value.to_host()
