@@ -40,7 +40,7 @@ __kernel void matmul_forward(__global const float *A, __global const float *B,
 //   * A is read in place through its strides (A, or A^T for the backward):
 //     the MR numbers of column k sit in MR rows, or side by side. A long A^T
 //     (K > 512: the weight gradient X^T @ G over many tokens) is first
-//     copied by matmul_pack_a into zero-padded panels of MR rows.
+//     copied by matmul_pack_ab into zero-padded panels of MR rows.
 //   * B is read in place when its rows are contiguous and VW-aligned
 //     (ldb = its row stride); otherwise (B^T, odd N, or a long K) matmul_pack_b
 //     first copies it into zero-padded panels (ldb = NR).
@@ -76,65 +76,74 @@ __kernel void matmul_forward(__global const float *A, __global const float *B,
 // divisions) are paid once per 64 rows, not per row (4-8x faster).
 #define PACK_ROWS 64
 
+// Rows k0 .. k1 of one panel of W numbers (W = MR for A, NR for B):
+//     dst[k - k0][w] = src[k * ks + (first + w) * ws]    first + w < n
+// and zeros past n. A whole panel of contiguous numbers (ws = 1) is a copy of
+// W consecutive floats per row; once inlined, W is a constant and the
+// compiler unrolls the copy into vector moves (restrict: the two never
+// overlap).
+void pack_rows(__global const float *restrict src, __global float *restrict dst,
+               const int W, int k0, int k1, long ks, int ws, int first, int n) {
+    src += (long)k0 * ks;
+    if (ws == 1 && first + W <= n) {
+        src += first;
+        for (int k = k0; k < k1; k++, src += ks, dst += W)
+            for (int w = 0; w < W; w++) dst[w] = src[w];
+        return;
+    }
+    for (int k = k0; k < k1; k++, src += ks, dst += W)
+        for (int w = 0; w < W; w++)
+            dst[w] = first + w < n ? src[(long)(first + w) * ws] : 0.0f;
+}
+
 // Bp is (batch, PN, K, NR), PN = ceil(N / NR): Bp[b, p, k, c] = B[b, k, p*NR+c],
-// zeros past N. Global size (ceil(K / PACK_ROWS), batch * PN); strides make
-// B^T free. A whole panel of contiguous rows is a copy of NR consecutive
-// numbers per row, which the compiler turns into vector moves.
+// zeros past N. Global size (batch * PN, ceil(K / PACK_ROWS)); strides make
+// B^T free.
 __kernel void matmul_pack_b(__global const float *restrict B,
                             __global float *restrict Bp,
                             const int batch, const int K, const int N,
-                            const int b_bs, const int b_rs, const int b_cs) {
-    int k0 = get_global_id(1) * PACK_ROWS;
+                            const long b_bs, const int b_rs, const int b_cs) {
     int bp = get_global_id(0);                // bp = b * PN + p
+    int k0 = get_global_id(1) * PACK_ROWS;
     int PN = (N + NR - 1) / NR;
     if (k0 >= K || bp >= batch * PN) return;
     int k1 = K - k0 < PACK_ROWS ? K : k0 + PACK_ROWS;
     int b = bp / PN;
-    int p = bp - b * PN;
-    __global const float *src = B + (long)b * b_bs + (long)k0 * b_rs;
-    __global float *dst = Bp + ((long)bp * K + k0) * NR;
-    if (b_cs == 1 && p * NR + NR <= N) {
-        src += p * NR;
-        for (int k = k0; k < k1; k++, src += b_rs, dst += NR)
-            _Pragma("unroll") for (int c = 0; c < NR; c++) dst[c] = src[c];
-        return;
-    }
-    for (int k = k0; k < k1; k++, src += b_rs, dst += NR)
-        for (int c = 0; c < NR; c++) {
-            int j = p * NR + c;
-            dst[c] = j < N ? src[(long)j * b_cs] : 0.0f;
-        }
+    pack_rows(B + b * b_bs, Bp + ((long)bp * K + k0) * NR, NR, k0, k1, b_rs,
+              b_cs, (bp - b * PN) * NR, N);
 }
 
+// Both operands of a long A^T @ B, the weight gradient X^T @ G, in one launch
+// (one launch fewer per product; a launch costs tens of microseconds).
 // Ap is (batch, PM, K, MR), PM = ceil(M / MR): Ap[b, p, k, r] = A[b, p*MR+r, k],
-// zeros past M. Global size (ceil(K / PACK_ROWS), batch * PM). Used for A^T
-// (the weight gradient X^T @ G): read in place, each k of a tile is a new
-// cache line 4 * M bytes after the last, and the kernel ran at 55-65% of
-// its speed on packed panels.
-__kernel void matmul_pack_a(__global const float *restrict A,
-                            __global float *restrict Ap,
-                            const int batch, const int M, const int K,
-                            const long a_bs, const int a_rs, const int a_cs) {
+// zeros past M; Bp as in matmul_pack_b, with b_batch = 1 for a shared B.
+// A^T is packed because, read in place, each k of a tile is a new cache line
+// 4 * M bytes after the last, of which the tile uses MR numbers.
+// Global size (batch * PM + b_batch * PN, ceil(K / PACK_ROWS)): A's panels
+// first, then B's.
+__kernel void matmul_pack_ab(__global const float *restrict A,
+                             __global const float *restrict B,
+                             __global float *restrict Ap,
+                             __global float *restrict Bp,
+                             const int batch, const int b_batch, const int M,
+                             const int N, const int K, const long a_bs,
+                             const int a_rs, const int a_cs, const long b_bs,
+                             const int b_rs, const int b_cs) {
+    int t = get_global_id(0);
     int k0 = get_global_id(1) * PACK_ROWS;
-    int bp = get_global_id(0);                // bp = b * PM + p
-    int PM = (M + MR - 1) / MR;
-    if (k0 >= K || bp >= batch * PM) return;
+    int PM = (M + MR - 1) / MR, PN = (N + NR - 1) / NR;
+    if (k0 >= K || t >= batch * PM + b_batch * PN) return;
     int k1 = K - k0 < PACK_ROWS ? K : k0 + PACK_ROWS;
-    int b = bp / PM;
-    int p = bp - b * PM;
-    __global const float *src = A + b * a_bs + (long)k0 * a_cs;
-    __global float *dst = Ap + ((long)bp * K + k0) * MR;
-    if (a_rs == 1 && p * MR + MR <= M) {      // A^T: MR consecutive numbers
-        src += p * MR;
-        for (int k = k0; k < k1; k++, src += a_cs, dst += MR)
-            _Pragma("unroll") for (int r = 0; r < MR; r++) dst[r] = src[r];
-        return;
+    if (t < batch * PM) {                     // t = b * PM + p
+        int b = t / PM;
+        pack_rows(A + b * a_bs, Ap + ((long)t * K + k0) * MR, MR, k0, k1,
+                  a_cs, a_rs, (t - b * PM) * MR, M);
+    } else {                                  // t - batch * PM = b * PN + p
+        int bp = t - batch * PM;
+        int b = bp / PN;
+        pack_rows(B + b * b_bs, Bp + ((long)bp * K + k0) * NR, NR, k0, k1,
+                  b_rs, b_cs, (bp - b * PN) * NR, N);
     }
-    for (int k = k0; k < k1; k++, src += a_cs, dst += MR)
-        for (int r = 0; r < MR; r++) {
-            int i = p * MR + r;
-            dst[r] = i < M ? src[(long)i * a_rs] : 0.0f;
-        }
 }
 
 // C (batch, M, N) = A @ B. A: element (b, i, k) at A[b*a_bs + i*a_rs + k*a_cs],

@@ -17,7 +17,7 @@ Three kernels compute the same product. ``matmul_forward`` is the simple
 one (one work-item per output value): the chapters read it and the tests use
 it as the oracle. ``matmul_tiled`` keeps a tile of C in vector registers
 (``kernels/register_tile.cl``; about 0.8-1x numpy's speed on a CPU), reads
-A and B in place or from packed panels (``matmul_pack_a``, ``matmul_pack_b``);
+A and B in place or from packed panels (``matmul_pack_b``, ``matmul_pack_ab``);
 it runs whenever the product is big enough. Its tile is chosen for the
 device (``netcl_lite/core/tune.py``). ``matmul_few_rows`` serves A with
 fewer rows than a tile, such as the one new token of KV-cache decoding.
@@ -148,24 +148,28 @@ def matmul_tiled_strided(a, b, batch, M, N, K, a_strides, b_strides, config=None
         return out
     PM, PN = ceil_div(M, MR), ceil_div(N, NR)
     a_in_place = _a_in_place(K, a_strides)
+    b_batch = 1 if b_strides[0] == 0 else batch
+    aq, a_st, a_packed = a, a_strides, 0
     if _b_in_place(N, K, b_strides, VW, NR, a_in_place):
         bq, b_bs, b_ps, ldb, packed = b, b_strides[0], NR, b_strides[1], 0
     else:   # copy B (or B^T) into zero-padded panels of NR columns, once
-        b_batch = 1 if b_strides[0] == 0 else batch
         bq = Tensor.empty(queue, (b_batch, PN, K, NR))
-        launch(queue, "matmul", "matmul_pack_b",
-               (b_batch * PN, ceil_div(K, PACK_ROWS)), LOCAL_2D,
-               b, bq, b_batch, K, N, *b_strides, options=opts)
         b_bs = 0 if b_batch == 1 else PN * K * NR
         b_ps, ldb, packed = K * NR, NR, 1
-    aq, a_st, a_packed = a, a_strides, 0
-    if not a_in_place:   # copy A^T into zero-padded panels of MR rows, once
-        aq = Tensor.empty(queue, (batch, PM, K, MR))
-        launch(queue, "matmul", "matmul_pack_a",
-               (batch * PM, ceil_div(K, PACK_ROWS)), LOCAL_2D, a, aq, batch,
-               M, K, np.int64(a_strides[0]), a_strides[1], a_strides[2],
-               options=opts)
-        a_st, a_packed = (PM * K * MR, 1, MR), 1
+        if a_in_place:
+            launch(queue, "matmul", "matmul_pack_b",
+                   (b_batch * PN, ceil_div(K, PACK_ROWS)), LOCAL_2D, b, bq,
+                   b_batch, K, N, np.int64(b_strides[0]), b_strides[1],
+                   b_strides[2], options=opts)
+        else:   # and A^T into panels of MR rows (B is then always packed)
+            aq = Tensor.empty(queue, (batch, PM, K, MR))
+            launch(queue, "matmul", "matmul_pack_ab",
+                   (batch * PM + b_batch * PN, ceil_div(K, PACK_ROWS)),
+                   LOCAL_2D, a, b, aq, bq, batch, b_batch, M, N, K,
+                   np.int64(a_strides[0]), a_strides[1], a_strides[2],
+                   np.int64(b_strides[0]), b_strides[1], b_strides[2],
+                   options=opts)
+            a_st, a_packed = (PM * K * MR, 1, MR), 1
     RB = _row_blocks(batch, PM, PN)
     items = batch * ceil_div(PM, RB) * PN
     launch(queue, "matmul", "matmul_tiled", (items,), _tiled_local(items),
