@@ -34,6 +34,7 @@ import numpy as np
 from netcl_lite.autograd import Node
 from netcl_lite.core.program import LOCAL_1D, launch
 from netcl_lite.core.tensor import Tensor
+from netcl_lite.core.tensor_ops import work_items
 
 
 def _number(name, value, low, high=math.inf, low_open=False):
@@ -111,6 +112,7 @@ class AdamW:
                                          Tensor.zeros(p.queue, p.shape))
                 m, v = self.state[id(p)]
                 n = p.value.size
-                launch(p.queue, "adamw", "adamw_step", (n,), LOCAL_1D,
+                launch(p.queue, "adamw", "adamw_step",
+                       (work_items(p.queue, n),), LOCAL_1D,
                        p.value, p.grad, m, v, n, self.lr, b1, b2, self.eps,
                        group["weight_decay"], c1, sqrt_c2)
