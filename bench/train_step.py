@@ -10,7 +10,7 @@ loss must equal ours (checked), so the two time the same computation.
 
 ``--profile`` counts kernel launches per step and sums OpenCL profiling
 events per kernel (device time; the rest of the wall time is Python and
-launch overhead).
+launch overhead), and prints the CPU time of the Python thread itself.
 """
 
 import math
@@ -277,10 +277,11 @@ def profile(steps=6):
     ours.step(*data[0])               # compile, allocate
     cl.Kernel.__call__, cl.enqueue_copy = timed, counted
     try:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         for x, y in data[1:]:
             ours.step(x, y)
         wall = (time.perf_counter() - t0) / steps
+        host = (time.thread_time() - c0) / steps   # Python + enqueue, this thread
     finally:
         cl.Kernel.__call__, cl.enqueue_copy = kernel_call, enqueue_copy
     queue.finish()
@@ -297,7 +298,8 @@ def profile(steps=6):
     total = sum(t for _, t in per.values())
     print(f"wall {wall * 1e3:.1f} ms per step; device time {total:.1f} ms "
           f"(per launch, the best of {steps} steps) in {n} launches; "
-          f"{reads[0] / steps:.0f} host reads")
+          f"{reads[0] / steps:.0f} host reads; the Python thread's own CPU "
+          f"time {host * 1e3:.1f} ms (building and enqueueing the launches)")
     print("| kernel | launches per step | ms per step |\n|---|---|---|")
     for name, (count, t) in sorted(per.items(), key=lambda kv: -kv[1][1]):
         print(f"| {name} | {count} | {t:.2f} |")

@@ -2,14 +2,15 @@
 //   table is (V, D), ids is (N,) int32 (checked on the host to lie in [0, V)),
 //   out is (N, D): out[n] = table[ids[n]].
 
+// One work-item copies one row (one division per row, not per value).
 __kernel void embedding_forward(__global const float *table,
                                 __global const int *ids, __global float *out,
                                 const int N, const int D) {
-    int i = get_global_id(0);
-    if (i >= N * D) return;
-    int n = i / D;
-    int d = i - n * D;
-    out[i] = table[ids[n] * D + d];
+    int n = get_global_id(0);
+    if (n >= N) return;
+    __global const float *src = table + (long)ids[n] * D;
+    __global float *dst = out + (long)n * D;
+    for (int d = 0; d < D; d++) dst[d] = src[d];
 }
 
 // grad_table (V, D), zeroed by the host, gets grad_out[n] added at row ids[n].

@@ -30,6 +30,9 @@ LOCAL_2D = (8, 8)
 # context.int_ptr -> {program name -> {kernel name -> cl.Kernel}}
 _built = {}
 _signatures = {}  # program name -> {kernel name -> [Param]} (core/signature.py)
+# (id(queue), program, options) -> (queue, kernels, signatures): what launch
+# needs, found without asking pyopencl for the queue's context each time
+_by_queue = {}
 _traces = []  # open ``trace()`` logs; each launch appends "program.cl:kernel"
 # A cached cl.Kernel holds its arguments: setting them and enqueueing must not
 # interleave between threads (OpenCL: clSetKernelArg is not thread-safe).
@@ -102,13 +105,16 @@ def launch(queue, program, name, global_size, local_size, *args, options=()):
     buffers, Python numbers the kernel's int or float types. ``options``:
     the program's build options.
     """
-    knl = kernels(queue.context, program, options)[name]
-    args = check_args(f"{program}.cl:{name}", _signatures[program][name], args)
-    if any(g == 0 for g in global_size):
+    key = (id(queue), program, tuple(options))
+    found = _by_queue.get(key)
+    if found is None:   # the entry keeps the queue alive, so its id stays its own
+        found = _by_queue[key] = (queue, kernels(queue.context, program, options),
+                                  _signatures[program])
+    knl = found[1][name]
+    args = check_args(f"{program}.cl:{name}", found[2][name], args)
+    if 0 in global_size:
         return
-    padded = tuple(
-        ceil_div(g, l) * l for g, l in zip(global_size, local_size)
-    )
+    padded = tuple(-(-g // l) * l for g, l in zip(global_size, local_size))
     with _lock:  # set-args + enqueue as one step (see _lock)
         knl(queue, padded, local_size, *args)
     for log in _traces:

@@ -62,10 +62,36 @@ def _param(text):
     return Param(name, "scalar", ctype)
 
 
+# what check_args expects of each parameter, as a small code (its plan):
+FLOAT_BUFFER, INT_BUFFER, INT_SCALAR, FLOAT_SCALAR, OTHER = range(5)
+
+
+def _code(p):
+    if p.kind == "buffer" and p.ctype in ("float", "int"):
+        return FLOAT_BUFFER if p.ctype == "float" else INT_BUFFER
+    if p.kind == "scalar" and p.ctype in ("int", "float"):
+        return INT_SCALAR if p.ctype == "int" else FLOAT_SCALAR
+    return OTHER
+
+
+class Signature(list):
+    """A kernel's [Param, ...], with ``plan``: one code per parameter, so
+    that checking a launch's arguments starts without reading the Params.
+
+    >>> Signature([Param("x", "buffer", "float"), Param("n", "scalar", "int")]).plan
+    (0, 2)
+    """
+
+    def __init__(self, params):
+        super().__init__(params)
+        self.plan = tuple(_code(p) for p in self)
+
+
 def parse_signatures(source):
     """{kernel name: [Param, ...]} for every ``__kernel`` in a .cl source."""
     source = _COMMENTS.sub(" ", source)
-    return {m.group(1): [_param(p) for p in m.group(2).split(",") if p.strip()]
+    return {m.group(1): Signature(_param(p) for p in m.group(2).split(",")
+                                  if p.strip())
             for m in _KERNEL.finditer(source)}
 
 
@@ -117,29 +143,54 @@ def _scalar(where, i, p, value):
 
 def check_args(where, params, args):
     """The arguments of one launch, checked against the kernel's parameters
-    and converted: Tensors to their buffers, numbers to their C types."""
+    and converted: Tensors to their buffers, numbers to their C types.
+
+    It runs before every launch, so the common cases (a Tensor of the right
+    dtype, a Python int for an int, a float for a float) take a short way
+    through the signature's plan; anything else gets the full check.
+    """
     if len(args) != len(params):
         names = ", ".join(p.name for p in params)
         raise ValueError(f"{where} takes {len(params)} arguments ({names}), "
                          f"got {len(args)}")
-    out = []
-    for i, (p, value) in enumerate(zip(params, args)):
-        if p.kind == "buffer":
-            want = BUFFER_DTYPES.get(p.ctype)
-            dtype = getattr(value, "dtype", None)
-            if not hasattr(value, "buffer") or dtype is None or \
-                    (want is not None and dtype is not want and dtype != want):
-                what = "a float32" if p.ctype == "float" else f"an {p.ctype}32"
-                _fail(where, i, p, f"a __global {p.ctype} buffer: pass {what} "
-                      "Tensor", value)
-            out.append(value.buffer)
-        elif p.kind == "local":
-            if not isinstance(value, cl.LocalMemory):
-                _fail(where, i, p, "__local memory: pass cl.LocalMemory(nbytes)",
-                      value)
-            out.append(value)
-        else:
-            if hasattr(value, "buffer"):
-                _fail(where, i, p, f"a {p.ctype} scalar", value)
-            out.append(_scalar(where, i, p, value))
+    plan = getattr(params, "plan", None) or tuple(_code(p) for p in params)
+    out = list(args)
+    for i, code in enumerate(plan):
+        value = out[i]
+        if code <= INT_BUFFER:
+            want = _FLOAT if code == FLOAT_BUFFER else _INT
+            if getattr(value, "dtype", None) is want and hasattr(value, "buffer"):
+                out[i] = value.buffer
+                continue
+        elif code == INT_SCALAR:
+            if type(value) is int and -2**31 <= value < 2**31:
+                continue            # pyopencl packs it (set_scalar_arg_dtypes)
+        elif code == FLOAT_SCALAR:
+            if type(value) is float:
+                continue
+        out[i] = _check_one(where, i, params[i], value)
     return out
+
+
+_FLOAT, _INT = BUFFER_DTYPES["float"], BUFFER_DTYPES["int"]
+
+
+def _check_one(where, i, p, value):
+    """One argument, the full check: its converted value or a ValueError."""
+    if p.kind == "buffer":
+        want = BUFFER_DTYPES.get(p.ctype)
+        dtype = getattr(value, "dtype", None)
+        if not hasattr(value, "buffer") or dtype is None or \
+                (want is not None and dtype is not want and dtype != want):
+            what = "a float32" if p.ctype == "float" else f"an {p.ctype}32"
+            _fail(where, i, p, f"a __global {p.ctype} buffer: pass {what} "
+                  "Tensor", value)
+        return value.buffer
+    if p.kind == "local":
+        if not isinstance(value, cl.LocalMemory):
+            _fail(where, i, p, "__local memory: pass cl.LocalMemory(nbytes)",
+                  value)
+        return value
+    if hasattr(value, "buffer"):
+        _fail(where, i, p, f"a {p.ctype} scalar", value)
+    return _scalar(where, i, p, value)

@@ -21,11 +21,15 @@ import resource
 import numpy as np
 import pyopencl as cl
 
+from netcl_lite.core import pool
 from netcl_lite.core.program import note_allocation
 
 FLOAT = np.dtype(np.float32)
 INT = np.dtype(np.int32)
 I32 = np.iinfo(np.int32)
+# below this many bytes Tensor.empty skips the fit checks (each costs ~2 us;
+# one such buffer cannot exhaust a device or an address-space limit)
+SMALL = 1 << 20
 
 
 def _to_device_dtype(array):
@@ -122,6 +126,31 @@ def check_fits(queue, nbytes, what):
     return max_alloc
 
 
+def _checked(queue, shape, dtype):
+    """(shape, dtype, nbytes) of a new Tensor, or a ValueError naming what
+    is wrong: a negative size, a dtype, more bytes than the device or this
+    process can have (at least 4 bytes: OpenCL forbids 0)."""
+    shape = tuple(map(int, shape))
+    if min(shape, default=0) < 0:
+        raise ValueError(f"negative size in shape {shape}")
+    if dtype is not FLOAT and dtype is not INT:   # the common case: fast
+        dtype = np.dtype(dtype)
+        if dtype not in (FLOAT, INT):
+            raise ValueError(f"unsupported dtype {dtype}: use float32 or int32")
+    nbytes = max(math.prod(shape) * dtype.itemsize, 4)
+    if nbytes > SMALL:      # small ones cannot exhaust a device alone
+        what = f"a {dtype.name} tensor of shape {shape}"
+        max_alloc = check_fits(queue, nbytes, what)
+        if nbytes > max_alloc:
+            raise ValueError(
+                f"{what} would take {nbytes} bytes ({nbytes / 2**30:.1f} "
+                f"GiB), more than one buffer may hold on this device "
+                f"(max_mem_alloc_size {max_alloc} bytes, "
+                f"{max_alloc / 2**30:.1f} GiB)"
+            )
+    return shape, dtype, nbytes
+
+
 class Tensor:
     """A contiguous float32 or int32 array that lives on an OpenCL device."""
 
@@ -143,24 +172,18 @@ class Tensor:
     @classmethod
     def empty(cls, queue, shape, dtype=FLOAT):
         """Uninitialised storage (at least 4 bytes: OpenCL forbids 0)."""
-        shape = tuple(int(s) for s in shape)
-        if any(s < 0 for s in shape):
-            raise ValueError(f"negative size in shape {shape}")
-        dtype = np.dtype(dtype)
-        if dtype not in (FLOAT, INT):
-            raise ValueError(f"unsupported dtype {dtype}: use float32 or int32")
-        nbytes = max(math.prod(shape) * dtype.itemsize, 4)
-        what = f"a {dtype.name} tensor of shape {shape}"
-        max_alloc = check_fits(queue, nbytes, what)
-        if nbytes > max_alloc:
-            raise ValueError(
-                f"{what} would take {nbytes} bytes ({nbytes / 2**30:.1f} GiB), more "
-                f"than one buffer may hold on this device (max_mem_alloc_size "
-                f"{max_alloc} bytes, {max_alloc / 2**30:.1f} GiB)"
-            )
-        buffer = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, nbytes)
+        shape, dtype, nbytes = _checked(queue, shape, dtype)
+        buffer = pool.take(queue, nbytes)        # core/pool.py: reused if idle
         note_allocation(nbytes)                  # seen by open ``trace()``s
-        return cls(queue, buffer, shape, dtype)
+        return cls._wrap(queue, buffer, shape, dtype)
+
+    @classmethod
+    def _wrap(cls, queue, buffer, shape, dtype):
+        """A Tensor over a buffer known to fit (no checks: the library's
+        own fast path, 1 us instead of 3)."""
+        t = cls.__new__(cls)
+        t.queue, t.buffer, t.shape, t.dtype = queue, buffer, shape, dtype
+        return t
 
     @classmethod
     def zeros(cls, queue, shape, dtype=FLOAT):
@@ -182,12 +205,29 @@ class Tensor:
                 f"expected a pyopencl CommandQueue, got {type(queue).__name__}"
             )
         array = np.asarray(_to_device_dtype(np.asarray(array)), order="C")
-        out = cls.empty(queue, array.shape, array.dtype)
-        if array.size:
-            cl.enqueue_copy(queue, out.buffer, array)
+        if not array.size:
+            return cls.empty(queue, array.shape, array.dtype)
+        shape, dtype, nbytes = _checked(queue, array.shape, array.dtype)
+        # The driver copies the values when it creates the buffer. A copy
+        # through the queue (enqueue_copy) would first wait for every kernel
+        # queued before it: mid-step (the targets of a loss) that stalls the
+        # device while Python catches up.
+        buffer = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE |
+                           cl.mem_flags.COPY_HOST_PTR, hostbuf=array)
+        note_allocation(nbytes)
+        out = cls._wrap(queue, buffer, shape, dtype)
+        if out.dtype is INT:     # ids: keep what was sent (see ``host_ids``)
+            out._host = array.copy()
+            out._host.flags.writeable = False
         return out
 
     # --- reading ------------------------------------------------------------
+    def host_ids(self):
+        """The values of an int32 Tensor made by ``from_host``, from the copy
+        kept when it was sent (no read back); else None. Id checks use it:
+        no kernel writes int32 buffers, so the copy stays true."""
+        return getattr(self, "_host", None)
+
     def to_host(self):
         """A numpy copy; blocks until every queued kernel has finished."""
         out = np.empty(self.shape, dtype=self.dtype)
@@ -200,8 +240,11 @@ class Tensor:
         """A view with a new shape (one entry may be -1)."""
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        shape = resolve_shape(self.shape, shape)
-        return Tensor(self.queue, self.buffer, shape, self.dtype)
+        shape = resolve_shape(self.shape, shape)      # same element count
+        view = Tensor._wrap(self.queue, self.buffer, shape, self.dtype)
+        if self.host_ids() is not None:
+            view._host = self._host.reshape(shape)
+        return view
 
     @property
     def context(self):
@@ -221,8 +264,10 @@ class Tensor:
 
 def resolve_shape(old, new):
     """Fill in one -1 and check the element count: (2, 3) + (-1,) -> (6,)."""
-    new = tuple(int(s) for s in new)
+    new = tuple(map(int, new))
     total = math.prod(old)
+    if math.prod(new) == total and min(new, default=0) >= 0:
+        return new                       # the common case: nothing to fill in
     if new.count(-1) > 1:
         raise ValueError(f"only one -1 allowed in shape {new}")
     if -1 in new:

@@ -80,3 +80,29 @@ def sum_tensor(x):
            x, partial, n, chunk, parts)
     launch(queue, "reduce", "sum_final", (1,), LOCAL_1D, partial, out, parts)
     return out
+
+
+def last_position(x):
+    """x (B, S, D) -> (B, 1, D), the last position of every row, copied on
+    the device (one rectangular copy, no kernel, no trip to the host).
+
+    >>> import numpy as np
+    >>> from netcl_lite.core.device import manager
+    >>> queue = manager.default("cpu").queue
+    >>> x = Tensor.from_host(queue, np.arange(12.0).reshape(2, 3, 2))
+    >>> last_position(x).to_host()
+    array([[[ 4.,  5.]],
+    <BLANKLINE>
+           [[10., 11.]]], dtype=float32)
+    """
+    B, S, D = x.shape
+    if S == 1:
+        return x
+    out = Tensor.empty(x.queue, (B, 1, D), x.dtype)
+    row = D * x.dtype.itemsize                      # bytes of one position
+    if B and row:
+        cl.enqueue_copy(x.queue, out.buffer, x.buffer,
+                        src_origin=((S - 1) * row, 0), dst_origin=(0, 0),
+                        region=(row, B), src_pitches=(S * row,),
+                        dst_pitches=(row,))
+    return out

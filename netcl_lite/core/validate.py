@@ -26,14 +26,17 @@ from netcl_lite.core.tensor import FLOAT
 def check_tensors(tensors, dtype=FLOAT, op="op"):
     """Every Tensor shares the first one's context and has ``dtype``
     (``dtype=None``: any dtype)."""
-    context = tensors[0].context
+    queue = tensors[0].queue
+    context = None               # asked for only when the queues differ
     for i, t in enumerate(tensors):
-        if t.context != context:
-            raise ValueError(
-                f"{op}: input {i} lives in another OpenCL context; "
-                "create every tensor with the same device's queue"
-            )
-        if dtype is not None and t.dtype != dtype:
+        if t.queue is not queue:
+            context = context or queue.context
+            if t.context != context:
+                raise ValueError(
+                    f"{op}: input {i} lives in another OpenCL context; "
+                    "create every tensor with the same device's queue"
+                )
+        if dtype is not None and t.dtype is not dtype and t.dtype != dtype:
             raise ValueError(f"{op}: input {i} has dtype {t.dtype}, need {dtype}")
 
 
@@ -51,9 +54,11 @@ def check_ids(ids, V, op, what="id"):
     """Every id of a Tensor lies in [0, V), else a ValueError naming the
     first bad one.
 
-    Reads the ids back to the host: a kernel must never index out of bounds.
+    A kernel must never index out of bounds, so the ids are looked at on
+    the host: the copy kept by ``Tensor.from_host``, else read back.
     """
-    host = ids.to_host().ravel()
+    host = ids.host_ids()
+    host = (ids.to_host() if host is None else host).ravel()
     bad = (host < 0) | (host >= V)
     if bad.any():
         pos = int(np.argmax(bad))

@@ -39,7 +39,7 @@ def embedding(table, ids):
     queue = table.queue
     N = ids.value.size                             # tokens, ids flattened
     out = Tensor.empty(queue, (*ids.shape, D))     # (..., D)
-    launch(queue, "embedding", "embedding_forward", (N * D,), LOCAL_1D,
+    launch(queue, "embedding", "embedding_forward", (N,), LOCAL_1D,
            table.value, ids.value, out, N, D)
 
     def backward(g):

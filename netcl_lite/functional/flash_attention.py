@@ -75,7 +75,10 @@ def _pack_panels(x, N, S, D):
 
 
 def _pack_rows(x, N, S, D):
-    """x (N, S, D) -> (N, S16, D16): zero-padded rows for float8 reads."""
+    """x (N, S, D) -> (N, S16, D16): zero-padded rows for float8 reads.
+    When S and D are multiples of 16 already, that is x itself: no copy."""
+    if S == _round16(S) and D == _round16(D):
+        return x
     out = Tensor.empty(x.queue, (N, _round16(S), _round16(D)))
     launch(x.queue, "flash_attention", "flash_attention_pack_rows",
            (N * _round16(S),), LOCAL_1D, x, out, N, S, D, _round16(S),

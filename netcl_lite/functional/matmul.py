@@ -38,6 +38,9 @@ from netcl_lite.core.tune import matmul_config, options
 from netcl_lite.core.validate import min_ndim
 
 FAST_MIN_MNK = 48 ** 3  # below: the simple kernel is faster (one launch, no tile)
+FEW_ROWS = 8            # M below this and N*K >= FEW_ROWS_MIN_NK: matmul_few_rows
+FEW_ROWS_MIN_NK = 64 * 64
+FEW_V = 8               # vectors of C per work-item in matmul_few_rows (at most)
 PACK_MIN_K = 512        # beyond this K, B is packed when its rows are 2 KB apart
 
 
@@ -46,6 +49,24 @@ def matmul_simple_strided(a, b, batch, M, N, K, a_strides, b_strides):
     out = Tensor.empty(a.queue, (batch, M, N))
     launch(a.queue, "matmul", "matmul_forward", (N, batch * M), LOCAL_2D,
            a, b, out, batch, M, N, K, *a_strides, *b_strides)
+    return out
+
+
+def matmul_few_rows_strided(a, b, batch, M, N, K, a_strides, b_strides,
+                            config=None):
+    """C (batch, M, N) = A @ B for a few rows of A (decoding: M = 1): one
+    work-item per FEW_V vectors of one row of C, B's rows streamed."""
+    cfg = config or tile_config(a.queue)
+    VW = cfg["VW"]
+    NC = max(1, min(FEW_V, N // VW)) * VW     # columns per work-item
+    b_bs, b_rs, b_cs = b_strides
+    vec = int(b_cs == 1 and N % VW == 0
+              and b_rs % VW == 0 and b_bs % VW == 0)
+    out = Tensor.empty(a.queue, (batch, M, N))
+    launch(a.queue, "matmul", "matmul_few_rows", (batch * M * ceil_div(N, NC),),
+           LOCAL_1D, a, b, out, batch, M, N, K, np.int64(a_strides[0]),
+           a_strides[1], a_strides[2], np.int64(b_bs), b_rs, b_cs, vec,
+           options=options(cfg))
     return out
 
 
@@ -90,7 +111,10 @@ def matmul_tiled_strided(a, b, batch, M, N, K, a_strides, b_strides, config=None
     VW, MR = cfg["VW"], cfg["TILE_M"]
     NR = cfg["TILE_V"] * VW
     opts = options(cfg)
-    if M < MR or K == 0:   # too few rows for one tile: the simple kernel
+    if M < MR:   # too few rows for one tile
+        return matmul_few_rows_strided(a, b, batch, M, N, K, a_strides,
+                                       b_strides, cfg)
+    if K == 0:
         return matmul_simple_strided(a, b, batch, M, N, K, a_strides, b_strides)
     out = Tensor.empty(queue, (batch, M, N))
     if N == 0:
@@ -118,10 +142,13 @@ def matmul_strided(a, b, batch, M, N, K, a_strides, b_strides, fast=None):
 
     Element (b, i, k) of A is ``a[b*a_bs + i*a_rs + k*a_cs]`` with
     ``a_strides = (a_bs, a_rs, a_cs)``; likewise B. ``fast=None`` picks the
-    tiled kernel when M*N*K >= FAST_MIN_MNK; True/False force a path.
+    tiled kernel when M*N*K >= FAST_MIN_MNK (``matmul_few_rows`` when M is
+    below the tile's rows), and ``matmul_few_rows`` for M < FEW_ROWS rows
+    times a matrix of N*K >= FEW_ROWS_MIN_NK; True/False force a path.
     """
     if fast is None:
-        fast = M * N * K >= FAST_MIN_MNK
+        fast = M * N * K >= FAST_MIN_MNK or (
+            M < FEW_ROWS and N * K >= FEW_ROWS_MIN_NK)
     run = matmul_tiled_strided if fast else matmul_simple_strided
     return run(a, b, batch, M, N, K, a_strides, b_strides)
 

@@ -23,6 +23,7 @@ array([[1.    , 0.    ],
 
 import math
 import numbers
+import threading
 
 import numpy as np
 
@@ -34,8 +35,30 @@ from netcl_lite.core.validate import min_ndim
 I32_MAX = I32.max  # positions are int32 in the kernel
 
 
+_tables_lock = threading.Lock()
+_tables = {}       # (queue, S, pairs, base, offset, scale) -> the table
+TABLES_KEPT = 32   # a training loop asks for the same few; decoding, a new one
+                   # per token, each asked for by every layer's q and k
+
+
 def rope_table(queue, S, pairs, base, offset, scale=1.0):
-    """(cos, sin) of scale * (offset + s) * theta_i, every s, i -> (S, pairs, 2)."""
+    """(cos, sin) of scale * (offset + s) * theta_i, every s, i -> (S, pairs, 2).
+
+    Computed once and kept (the last TABLES_KEPT are): every layer, and q
+    and k within one, turn by the same angles.
+    """
+    key = (queue.int_ptr, S, pairs, base, offset, scale)  # a table holds its
+    with _tables_lock:                                     # queue: no reuse
+        table = _tables.pop(key, None)
+        if table is None:
+            table = _rope_table(queue, S, pairs, base, offset, scale)
+        _tables[key] = table            # the most recently used goes last
+        while len(_tables) > TABLES_KEPT:
+            del _tables[next(iter(_tables))]
+    return table
+
+
+def _rope_table(queue, S, pairs, base, offset, scale):
     base_hi = float(np.float32(base))
     base_lo = float(np.float32(base - base_hi))  # the part float32 drops
     table = Tensor.empty(queue, (S, pairs, 2))
@@ -74,7 +97,7 @@ def rope(x, base=10000.0, offset=0, scale=1.0):
     table = rope_table(queue, S, pairs, float(base), int(offset),
                        float(scale))                   # (S, d/2, 2)
     out = Tensor.empty(queue, x.shape)
-    launch(queue, "rope", "rope_forward", (rows * pairs,), LOCAL_1D,
+    launch(queue, "rope", "rope_forward", (rows,), LOCAL_1D,
            x.value, table, out, rows, S, pairs)
 
     def backward(g):
@@ -86,6 +109,6 @@ def rope(x, base=10000.0, offset=0, scale=1.0):
 def rope_backward(g, table, rows, S, pairs):
     """grad_x: grad_out turned back by -m * theta_i (a rotation's inverse)."""
     gx = Tensor.empty(g.queue, g.shape)
-    launch(g.queue, "rope", "rope_backward", (rows * pairs,), LOCAL_1D,
+    launch(g.queue, "rope", "rope_backward", (rows,), LOCAL_1D,
            g, table, gx, rows, S, pairs)
     return gx

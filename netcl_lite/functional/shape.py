@@ -85,17 +85,32 @@ def _launch_args(shape, axes):
     return (*out4[1:], *strides)
 
 
+def _keeps_order(shape, axes):
+    """True when permuting moves only size-1 axes: (1, 5, 3), (1, 0, 2) ->
+    True; (2, 5, 3), (1, 0, 2) -> False."""
+    kept = [a for a in axes if shape[a] != 1]
+    return kept == sorted(kept)
+
+
 def permute(x, axes):
     """x with its axes reordered: out.shape[k] = x.shape[axes[k]].
 
-    The output is a contiguous copy. 1 to 4 dims; negative axes count from
+    The output is contiguous. 1 to 4 dims; negative axes count from
     the end. (B, S, H, Dh) with axes (0, 2, 1, 3) -> (B, H, S, Dh).
     Backward: permute the gradient by the inverse axes.
+
+    When only axes of size 1 move, the values keep their order in memory
+    and the output is a view, as ``reshape`` gives (no kernel runs): one
+    decoding step's (B, 1, H, Dh) -> (B, H, 1, Dh) is such a case.
     """
     (x,) = nodes(x, op="permute")
     axes = _normalize_axes(x.shape, axes, "permute")
     queue, n = x.queue, x.value.size
     out_shape = tuple(x.shape[a] for a in axes)
+    if _keeps_order(x.shape, axes):
+        old = x.shape
+        return record(x.value.reshape(out_shape), (x,),
+                      lambda g: (g.reshape(old),), "permute")
     args = _launch_args(x.shape, axes)
     out = Tensor.empty(queue, out_shape)
     rows = n // args[2] if n else 0                # rows of o3 output values

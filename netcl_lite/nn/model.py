@@ -32,6 +32,7 @@ import netcl_lite.functional as F
 from netcl_lite.autograd import Node
 from netcl_lite.core.program import ceil_div
 from netcl_lite.core.tensor import Tensor
+from netcl_lite.core.tensor_ops import last_position
 from netcl_lite.nn.block import DecoderBlock
 from netcl_lite.nn.embedding import Embedding
 from netcl_lite.nn.kv_cache import KVCache
@@ -190,7 +191,7 @@ class DecoderLM(Module):
             x = block(x, offset, None if cache is None else cache.layers[i])
         x = self.norm(x)                                       # (B, S, D)
         if last_only:
-            x = Tensor.from_host(self.queue, x.value.to_host()[:, -1:])  # (B, 1, D)
+            x = last_position(x.value)                         # (B, 1, D)
         return self.head(x)                                    # (B, S, V)
 
     def loss(self, ids, targets):

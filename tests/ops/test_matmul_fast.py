@@ -148,6 +148,7 @@ def test_tuner_caches_its_choice(queue, tmp_path, monkeypatch):
     monkeypatch.setenv("NETCL_TUNE_CACHE", str(path))
     monkeypatch.setenv("NETCL_RETUNE", "1")
     monkeypatch.setattr(tune, "_chosen", {})
+    monkeypatch.setattr(tune, "_by_queue", {})
     cfg = tile_config(queue)
     assert (cfg["VW"], cfg["TILE_M"], cfg["TILE_V"]) in tune.candidates(queue.device)
     if tune.is_cpu(queue.device):                 # timed, then stored
@@ -156,6 +157,7 @@ def test_tuner_caches_its_choice(queue, tmp_path, monkeypatch):
         assert len(entry["ms"]) == len(tune.candidates(queue.device))
     monkeypatch.delenv("NETCL_RETUNE")
     monkeypatch.setattr(tune, "_chosen", {})
+    monkeypatch.setattr(tune, "_by_queue", {})
     monkeypatch.setattr(tune, "_time_tiles", None)  # a second timing would fail
     assert tile_config(queue) == cfg
 
@@ -166,7 +168,59 @@ def test_tuning_runs_stay_out_of_traces(queue, tmp_path, monkeypatch):
 
     monkeypatch.setenv("NETCL_TUNE_CACHE", str(tmp_path / "tune.json"))
     monkeypatch.setattr(tune, "_chosen", {})
+    monkeypatch.setattr(tune, "_by_queue", {})
     a = Tensor.from_host(queue, np.ones((64, 64), np.float32))
     with trace() as ran:
         F.matmul(a, a)                      # the first: tunes, then runs
     assert ran == ["matmul.cl:matmul_tiled"]
+
+
+# matmul_few_rows: M below the tile's rows (decoding with a KV cache, M = 1).
+# B in place and whole vectors (vec = 1), N not a multiple of the vector
+# width, N narrower than FEW_V vectors, B^T (scalar path), A^T, batches, a
+# shared B, K = 1.
+@pytest.mark.parametrize("tile", [(8, 6, 2), (16, 6, 4), (4, 4, 2)])
+@pytest.mark.parametrize("batch,M,N,K,transpose_a,transpose_b,shared_b", [
+    (1, 1, 1024, 128, False, False, True),     # a decoding step: 16 columns each
+    (1, 1, 352, 40, False, False, True),       # last work-item shifts back
+    (1, 3, 24, 7, False, False, True),         # N narrower than FEW_V vectors
+    (2, 5, 37, 19, False, False, False),       # N % VW != 0: scalar path
+    (3, 2, 40, 9, True, True, False),          # A^T and B^T: scalar path
+    (2, 1, 64, 1, True, False, True),          # K = 1
+])
+def test_few_rows_match_numpy(queue, rng, tile, batch, M, N, K, transpose_a,
+                              transpose_b, shared_b):
+    from netcl_lite.core.tune import as_config
+    from netcl_lite.functional.matmul import matmul_few_rows_strided
+
+    a = rand(rng, batch, K, M) if transpose_a else rand(rng, batch, M, K)
+    b = rand(rng, 1 if shared_b else batch, *((N, K) if transpose_b else (K, N)))
+    a_st = (M * K, 1, M) if transpose_a else (M * K, K, 1)
+    b_bs = 0 if shared_b else K * N
+    b_st = (b_bs, 1, K) if transpose_b else (b_bs, N, 1)
+    A, B = Tensor.from_host(queue, a), Tensor.from_host(queue, b)
+    got = matmul_few_rows_strided(A, B, batch, M, N, K, a_st, b_st,
+                                  as_config(tile)).to_host()
+    am = np.swapaxes(a, 1, 2) if transpose_a else a
+    bm = np.swapaxes(b, 1, 2) if transpose_b else b
+    want = am.astype(np.float64) @ bm.astype(np.float64)
+    tol = 1e-5 * np.sqrt(K)
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("sa,sb", [((1, 70), (70, 96)), ((2, 3, 40), (40, 33))])
+def test_few_rows_gradients(queue, rng, sa, sb):
+    # the forward runs matmul_few_rows; grad_a = g @ b^T reads B^T by strides
+    check_op(queue, lambda a, b: F.matmul(a, b, fast=True), ref.matmul,
+             ref.matmul_vjp, [rng.standard_normal(sa), rng.standard_normal(sb)])
+
+
+def test_dispatch_sends_a_few_rows_to_their_kernel(queue, rng):
+    x, w = rand(rng, 1, 128), rand(rng, 128, 352)   # one token, one Linear
+    with trace() as ran:
+        got = F.matmul(Tensor.from_host(queue, x), Tensor.from_host(queue, w))
+    assert ran == ["matmul.cl:matmul_few_rows"]
+    np.testing.assert_allclose(got.value.to_host(), x @ w, rtol=1e-4, atol=1e-4)
+    with trace() as ran:                            # the chapters' oracle stays
+        F.matmul_simple(Tensor.from_host(queue, x), Tensor.from_host(queue, w))
+    assert ran == ["matmul.cl:matmul_forward"]
