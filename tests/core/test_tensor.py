@@ -48,3 +48,25 @@ def test_tensor_from_another_context_is_refused(queue):
     b = Tensor.from_host(other, np.ones(3))
     with pytest.raises(ValueError, match="another OpenCL context"):
         F.add(a, b)
+
+
+def test_ids_are_checked_from_the_copy_sent(queue, monkeypatch):
+    """An id check reads the values kept by from_host: no read back, which
+    would wait for every queued kernel."""
+    from netcl_lite.core.validate import check_ids
+    ids = Tensor.from_host(queue, np.array([[0, 3], [7, 1]]))
+    monkeypatch.setattr(Tensor, "to_host", lambda self: pytest.fail("read back"))
+    check_ids(ids, 8, "embedding")
+    check_ids(ids.reshape(4), 8, "embedding")
+    with pytest.raises(ValueError, match="id 7 at flat position 2"):
+        check_ids(ids, 5, "embedding")
+
+
+def test_from_host_does_not_keep_the_callers_array(queue):
+    """The values are copied when the buffer is made: changing the array
+    afterwards changes nothing on the device."""
+    a = np.arange(6, dtype=np.int32)
+    t = Tensor.from_host(queue, a)
+    a[:] = 99
+    assert t.to_host().tolist() == [0, 1, 2, 3, 4, 5]
+    assert t.host_ids().tolist() == [0, 1, 2, 3, 4, 5]

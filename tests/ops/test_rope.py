@@ -132,3 +132,20 @@ def test_rope_property(queue, lead, S, pairs, offset, seed):
     np.testing.assert_allclose(out.value.to_host(), ref.rope(x, offset=offset),
                                rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(xn.grad.to_host(), x, rtol=1e-4, atol=1e-5)
+
+
+def test_rope_tables_are_kept_and_bounded(queue):
+    """Every layer's q and k turn by the same angles: one table, computed
+    once; a decoding loop asks for a new one per token, and only the last
+    TABLES_KEPT stay."""
+    import importlib
+    rope_module = importlib.import_module("netcl_lite.functional.rope")
+    from netcl_lite.core.program import trace
+    first = rope_module.rope_table(queue, 7, 4, 10000.0, 3)
+    with trace() as ran:
+        again = rope_module.rope_table(queue, 7, 4, 10000.0, 3)
+    assert again is first and ran == []
+    assert rope_module.rope_table(queue, 7, 4, 10000.0, 4) is not first
+    for offset in range(rope_module.TABLES_KEPT + 5):
+        rope_module.rope_table(queue, 1, 4, 10000.0, 100 + offset)
+    assert len(rope_module._tables) == rope_module.TABLES_KEPT

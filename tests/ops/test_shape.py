@@ -88,3 +88,26 @@ def test_permute_random_shapes(queue, shape, seed):
     check_op(queue, lambda t: F.permute(t, axes),
              lambda t: ref.permute(t, axes),
              lambda t, g: ref.permute_vjp(t, g, axes), [x])
+
+
+@pytest.mark.parametrize("shape,axes", [
+    ((2, 1, 4, 3), (0, 2, 1, 3)),      # a decoding step: (B, 1, H, Dh)
+    ((1, 5, 1), (2, 1, 0)), ((3, 1), (1, 0)),
+])
+def test_permute_of_size_one_axes_is_a_view(queue, rng, shape, axes):
+    """Only size-1 axes move: no kernel, no copy, and still the right
+    values and gradient."""
+    from netcl_lite.core.program import trace
+    x = Tensor.from_host(queue, rng.standard_normal(shape))
+    with trace() as ran:
+        out = F.permute(x, axes)
+    assert ran == [] and out.value.buffer is x.buffer
+    check_op(queue, lambda t: F.permute(t, axes),
+             lambda t: ref.permute(t, axes),
+             lambda t, g: ref.permute_vjp(t, g, axes),
+             [rng.standard_normal(shape)])
+
+
+def test_permute_that_moves_values_still_copies(queue, rng):
+    x = Tensor.from_host(queue, rng.standard_normal((2, 3, 4)))
+    assert F.permute(x, (1, 0, 2)).value.buffer is not x.buffer
