@@ -5,22 +5,39 @@
 //   v <- b2 * v + (1 - b2) * g * g                running mean of g^2
 //   p <- p - (lr / c1) * m / (sqrt(v) / sqrt(c2) + eps)
 // c1 = 1 - b1^t and c2 = 1 - b2^t undo the moments' bias towards 0 at step
-// t (computed on the host in float64). One work-item per value.
+// t (computed on the host in float64).
+// Work-items as in elementwise.cl: each owns a contiguous run of values
+// (about 256 on a CPU, where the loop vectorizes; one on a GPU).
 //
 // No backward kernel: an optimizer step is not differentiated.
+
+// sqrt as one instruction. The OpenCL builtin sqrt is a function call on
+// PoCL's pip build and kept the loop from vectorizing: adamw_step took 8x
+// longer with it (0.22 ms instead of 0.03 for 131K values). On PoCL the
+// host builds this file with -DINLINE_SQRT, which uses clang's
+// __builtin_sqrtf, the same correctly rounded square root; every other
+// driver gets the builtin (Oclgrind, for one, cannot run __builtin_sqrtf).
+#ifdef INLINE_SQRT
+#define SQRT(x) __builtin_sqrtf(x)
+#else
+#define SQRT(x) sqrt(x)
+#endif
 
 __kernel void adamw_step(__global float *p, __global const float *g,
                          __global float *m, __global float *v, const int n,
                          const float lr, const float b1, const float b2,
                          const float eps, const float wd,
                          const float c1, const float sqrt_c2) {
-    int i = get_global_id(0);
-    if (i >= n) return;
-    float gi = g[i];
-    float mi = b1 * m[i] + (1.0f - b1) * gi;
-    float vi = b2 * v[i] + (1.0f - b2) * gi * gi;
-    m[i] = mi;
-    v[i] = vi;
-    float pi = p[i] * (1.0f - lr * wd);
-    p[i] = pi - (lr / c1) * mi / (sqrt(vi) / sqrt_c2 + eps);
+    int chunk = (n + get_global_size(0) - 1) / get_global_size(0);
+    int start = get_global_id(0) * chunk;
+    int stop = start + chunk < n ? start + chunk : n;
+    for (int i = start; i < stop; i++) {
+        float gi = g[i];
+        float mi = b1 * m[i] + (1.0f - b1) * gi;
+        float vi = b2 * v[i] + (1.0f - b2) * gi * gi;
+        m[i] = mi;
+        v[i] = vi;
+        float pi = p[i] * (1.0f - lr * wd);
+        p[i] = pi - (lr / c1) * mi / (SQRT(vi) / sqrt_c2 + eps);
+    }
 }

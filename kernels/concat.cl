@@ -1,9 +1,9 @@
 // Join two buffers row by row, and split a gradient back.
 //   a is (R, A), b is (R, Bn) -> out is (R, A + Bn)
 // Concatenating along an axis is this with R = the product of the sizes
-// before the axis: the KV-cache views k (B, HKV, S, Dh) as (B*HKV, S*Dh),
+// before the axis: the KV-cache views k (B, HKV, S, d_k) as (B*HKV, S*d_k),
 // so row r of out is head r's past keys followed by its new ones, already
-// in (S, Dh) order. A 2-D launch, (column, row): no division per value,
+// in (S, d_k) order. A 2-D launch, (column, row): no division per value,
 // and PoCL vectorizes along the columns (the innermost dimension).
 
 __kernel void concat_forward(__global const float *a, __global const float *b,

@@ -1,8 +1,9 @@
 // Cross-entropy of softmax(logits) against integer targets.
 //   logits is (N, V), targets is (N,) int32 in [0, V) (checked on the host),
 //   loss is (N,): loss[n] = logsumexp(logits[n]) - logits[n, targets[n]],
-//   row_max, row_sum are (N,): m = max_v logits[n, v] and
-//   s = sum_v exp(logits[n, v] - m), kept for the backward.
+//   row_sum is (N,): s = sum_v exp(logits[n, v] - m), m = max_v logits[n, v],
+//   exps is (N, V): exp(logits[n, v] - m); both kept for the backward, which
+//   then needs no exp (the exps were most of its time).
 // The host averages loss over the N rows.
 //
 // Stability: subtracting the row max keeps every exp <= 1, so huge logits
@@ -23,12 +24,13 @@
 __kernel void cross_entropy_forward(__global const float *logits,
                                     __global const int *targets,
                                     __global float *loss,
-                                    __global float *row_max,
                                     __global float *row_sum,
+                                    __global float *exps,
                                     const int N, const int V) {
     int n = get_global_id(0);
     if (n >= N) return;
     __global const float *x = logits + (long)n * V;
+    __global float *e = exps + (long)n * V;
     int v8 = V - V % 8;                     // x[0 .. v8) in the 8 lanes
     float lane_max[8], lane_sum[8];
     for (int j = 0; j < 8; j++) lane_max[j] = x[0];
@@ -38,38 +40,44 @@ __kernel void cross_entropy_forward(__global const float *logits,
     float m = x[0];
     for (int j = 0; j < 8; j++) m = lane_max[j] > m ? lane_max[j] : m;
     for (int v = v8; v < V; v++) m = x[v] > m ? x[v] : m;
-    // s = sum of exp(x - m)
+    // e = exp(x - m), and s = the sum of e
     for (int j = 0; j < 8; j++) lane_sum[j] = 0.0f;
     for (int v = 0; v < v8; v += 8)
-        for (int j = 0; j < 8; j++) lane_sum[j] += exp_poly(x[v + j] - m);
+        for (int j = 0; j < 8; j++) {
+            float ej = exp_poly(x[v + j] - m);
+            e[v + j] = ej;
+            lane_sum[j] += ej;
+        }
     float s = 0.0f;
     for (int j = 0; j < 8; j++) s += lane_sum[j];
-    for (int v = v8; v < V; v++) s += exp_poly(x[v] - m);
-    row_max[n] = m;
+    for (int v = v8; v < V; v++) {
+        float ev = exp_poly(x[v] - m);
+        e[v] = ev;
+        s += ev;
+    }
     row_sum[n] = s;
     loss[n] = log(s) - (x[targets[n]] - m);
 }
 
 // grad_logits[n, v] = (softmax[n, v] - (v == targets[n])) * grad_out / N,
-// with softmax = exp(logit - m) / s; inv_n = 1 / N. Written as
-//   exp(logit - m) * c,  c = grad_out / (N s),  then  -grad_out / N  at v = t:
+// with softmax = exps / s (the forward's); inv_n = 1 / N. Written as
+//   exps * c,  c = grad_out / (N s),  then  -grad_out / N  at v = t:
 // one division per row instead of one per value.
 // One work-item per row, as the forward: the loop over v has no reduction,
 // so the compiler vectorizes it (one work-item per value was 5x slower).
 __kernel void cross_entropy_backward(__global const float *grad_out,
-                                     __global const float *logits,
+                                     __global const float *exps,
                                      __global const int *targets,
-                                     __global const float *row_max,
                                      __global const float *row_sum,
                                      __global float *grad_logits,
                                      const int N, const int V,
                                      const float inv_n) {
     int n = get_global_id(0);
     if (n >= N) return;
-    __global const float *x = logits + (long)n * V;
+    __global const float *e = exps + (long)n * V;
     __global float *gx = grad_logits + (long)n * V;
-    float m = row_max[n], g = grad_out[0] * inv_n;
+    float g = grad_out[0] * inv_n;
     float c = g / row_sum[n];
-    for (int v = 0; v < V; v++) gx[v] = exp_poly(x[v] - m) * c;
+    for (int v = 0; v < V; v++) gx[v] = e[v] * c;
     gx[targets[n]] -= g;                    // the one-hot term
 }

@@ -1,6 +1,6 @@
 // Permute the axes of a tensor of up to 4 dims into a contiguous output.
 // The Python side pads every shape to 4-D with leading 1s, so one kernel
-// serves (S, D) -> (D, S) and (B, S, H, Dh) -> (B, H, S, Dh) alike.
+// serves (S, D) -> (D, S) and (B, S, H, d_k) -> (B, H, S, d_k) alike.
 //
 //   out is (o0, o1, o2, o3), contiguous: rows = o0*o1*o2 rows of o3 values.
 //   out[i0, i1, i2, i3] = x[i0*s0 + i1*s1 + i2*s2 + i3*s3]

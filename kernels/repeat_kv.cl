@@ -1,5 +1,5 @@
 // Grouped-query attention (GQA) shares each kv head among n_rep query heads.
-//   x   is (B, HKV, inner)          inner = S * Dh
+//   x   is (B, HKV, inner)          inner = S * d_k
 //   out is (B, H, inner)            H = HKV * n_rep
 // Output head h reads kv head h / n_rep, so the copies of one kv head sit
 // next to each other: (b, kv * n_rep + r) for r = 0 .. n_rep - 1.

@@ -103,7 +103,7 @@ def as_node(x):
 def nodes(*xs, dtype=FLOAT, op="op"):
     """An op's inputs as nodes, checked: one OpenCL context and ``dtype``
     (``dtype=None``: any dtype). ``op`` names the op in the error."""
-    out = [as_node(x) for x in xs]
+    out = [x if type(x) is Node else as_node(x) for x in xs]
     check_tensors([node.value for node in out], dtype, op)
     return out
 
@@ -117,12 +117,17 @@ def is_recording():
 def record(value, inputs, backward, op=None):
     """Wrap an op's output in a node named after ``op`` and, if a tape is
     open, remember how to send its gradient back to ``inputs``."""
-    needs_grad = any(node.requires_grad for node in inputs)
+    needs_grad = False
+    for node in inputs:                # (a loop: ``any`` costs more here)
+        if node.requires_grad:
+            needs_grad = True
+            break
     out = Node(value, requires_grad=needs_grad)
     out.op = op
-    tapes = _tapes()
-    if needs_grad and tapes:
-        tapes[-1].records.append((out, tuple(inputs), backward))
+    if needs_grad:
+        tapes = _tapes()
+        if tapes:
+            tapes[-1].records.append((out, tuple(inputs), backward))
     return out
 
 

@@ -38,7 +38,8 @@ def run_adamw(queue, p0, grads, **kw):
     return p.value.to_host()
 
 
-@pytest.mark.parametrize("shape,wd", [((1,), 0.0), ((37, 5), 0.1), ((3, 65), 0.5)])
+@pytest.mark.parametrize("shape,wd", [((1,), 0.0), ((37, 5), 0.1), ((3, 65), 0.5),
+                                      ((3, 5477), 0.1)])   # many runs, a tail
 def test_adamw_matches_numpy(queue, rng, shape, wd):
     p0 = rng.standard_normal(shape).astype(np.float32)
     grads = [rng.standard_normal(shape).astype(np.float32) * s
@@ -100,7 +101,8 @@ def test_adamw_rejects_bad_settings(queue):
 
 
 def test_clip_grad_norm(queue, rng):
-    gs = [rng.standard_normal(s) for s in [(5,), (37, 3), (1,), (200,)]]
+    gs = [rng.standard_normal(s) for s in [(5,), (37, 3), (1,), (200,), (8,),
+                                           (3, 5477)]]   # 8 lanes, and tails
     ps = [leaf(queue, np.zeros(g.shape)) for g in gs]
     for p, g in zip(ps, gs):
         p.grad = Tensor.from_host(queue, g)

@@ -140,7 +140,11 @@ def _checked(queue, shape, dtype):
     nbytes = max(math.prod(shape) * dtype.itemsize, 4)
     if nbytes > SMALL:      # small ones cannot exhaust a device alone
         what = f"a {dtype.name} tensor of shape {shape}"
-        max_alloc = check_fits(queue, nbytes, what)
+        try:
+            max_alloc = check_fits(queue, nbytes, what)
+        except ValueError:   # idle pooled buffers count as used: free, retry
+            pool.release_idle()
+            max_alloc = check_fits(queue, nbytes, what)
         if nbytes > max_alloc:
             raise ValueError(
                 f"{what} would take {nbytes} bytes ({nbytes / 2**30:.1f} "

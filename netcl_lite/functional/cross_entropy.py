@@ -54,17 +54,16 @@ def cross_entropy(logits, targets):
     V = logits.shape[-1]
     N = targets.value.size                         # rows: (..., V) -> (N, V)
     loss_rows = Tensor.empty(queue, (N,))
-    row_max = Tensor.empty(queue, (N,))            # max logit per row
     row_sum = Tensor.empty(queue, (N,))            # sum exp(logit - max)
+    exps = Tensor.empty(queue, (N, V))             # exp(logit - max)
     launch(queue, "cross_entropy", "cross_entropy_forward", (N,), LOCAL_1D,
-           logits.value, targets.value, loss_rows, row_max, row_sum, N, V)
+           logits.value, targets.value, loss_rows, row_sum, exps, N, V)
     out = scale_tensor(sum_tensor(loss_rows), 1.0 / N)   # shape ()
 
     def backward(g):
         gl = Tensor.empty(queue, logits.shape)
         launch(queue, "cross_entropy", "cross_entropy_backward", (N,), LOCAL_1D,
-               g, logits.value, targets.value, row_max, row_sum, gl, N, V,
-               1.0 / N)
+               g, exps, targets.value, row_sum, gl, N, V, 1.0 / N)
         return gl, None
 
     return record(out, (logits, targets), backward, "cross_entropy")

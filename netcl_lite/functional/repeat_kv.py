@@ -1,7 +1,7 @@
 """repeat_kv: the kv heads of grouped-query attention, repeated for the
 query heads (``kernels/repeat_kv.cl``).
 
-``repeat_kv(x, n_rep)``: x is (B, HKV, S, Dh) -> (B, HKV * n_rep, S, Dh);
+``repeat_kv(x, n_rep)``: x is (B, HKV, S, d_k) -> (B, HKV * n_rep, S, d_k);
 output head h is a copy of kv head h // n_rep. The backward adds the n_rep
 copies' gradients back onto their kv head.
 
@@ -23,25 +23,25 @@ from netcl_lite.core.tensor import Tensor
 
 
 def repeat_kv(x, n_rep):
-    """(B, HKV, S, Dh) -> (B, HKV * n_rep, S, Dh); n_rep == 1 returns x."""
+    """(B, HKV, S, d_k) -> (B, HKV * n_rep, S, d_k); n_rep == 1 returns x."""
     (x,) = nodes(x, op="repeat_kv")
     if len(x.shape) != 4:
-        raise ValueError(f"repeat_kv: x must be (B, HKV, S, Dh), got shape {x.shape}")
+        raise ValueError(f"repeat_kv: x must be (B, HKV, S, d_k), got shape {x.shape}")
     if isinstance(n_rep, bool) or not isinstance(n_rep, (int, np.integer)) \
             or n_rep < 1:
         raise ValueError(f"repeat_kv: n_rep must be an int >= 1, got {n_rep!r}")
     if n_rep == 1:
         return x
     queue = x.queue
-    B, HKV, S, Dh = x.shape
+    B, HKV, S, d_k = x.shape
     n_rep = int(n_rep)
-    inner = S * Dh
-    out = Tensor.empty(queue, (B, HKV * n_rep, S, Dh))  # (B, H, S, Dh)
+    inner = S * d_k
+    out = Tensor.empty(queue, (B, HKV * n_rep, S, d_k))  # (B, H, S, d_k)
     launch(queue, "repeat_kv", "repeat_kv_forward", (out.size,), LOCAL_1D,
            x.value, out, B, HKV, n_rep, inner)
 
     def backward(g):
-        gx = Tensor.empty(queue, x.shape)            # (B, HKV, S, Dh)
+        gx = Tensor.empty(queue, x.shape)            # (B, HKV, S, d_k)
         launch(queue, "repeat_kv", "repeat_kv_backward", (gx.size,), LOCAL_1D,
                g, gx, B, HKV, n_rep, inner)
         return (gx,)

@@ -2,7 +2,7 @@
 (``kernels/permute.cl``).
 
 Multi-head attention splits the model dimension into heads and moves the
-head axis next to the batch, so each head is one (S, Dh) matrix:
+head axis next to the batch, so each head is one (S, d_k) matrix:
 
 >>> import numpy as np
 >>> import netcl_lite.functional as F
@@ -10,8 +10,8 @@ head axis next to the batch, so each head is one (S, Dh) matrix:
 >>> from netcl_lite.core.tensor import Tensor
 >>> queue = manager.default("cpu").queue
 >>> x = Tensor.from_host(queue, np.arange(12.0).reshape(1, 3, 4))  # (B, S, D)
->>> h = F.reshape(x, (1, 3, 2, 2))                     # (B, S, H, Dh)
->>> h = F.transpose(h, 1, 2)                           # (B, H, S, Dh)
+>>> h = F.reshape(x, (1, 3, 2, 2))                     # (B, S, H, d_k)
+>>> h = F.transpose(h, 1, 2)                           # (B, H, S, d_k)
 >>> h.value.to_host()[0, 1]                            # head 1, every token
 array([[ 2.,  3.],
        [ 6.,  7.],
@@ -96,12 +96,12 @@ def permute(x, axes):
     """x with its axes reordered: out.shape[k] = x.shape[axes[k]].
 
     The output is contiguous. 1 to 4 dims; negative axes count from
-    the end. (B, S, H, Dh) with axes (0, 2, 1, 3) -> (B, H, S, Dh).
+    the end. (B, S, H, d_k) with axes (0, 2, 1, 3) -> (B, H, S, d_k).
     Backward: permute the gradient by the inverse axes.
 
     When only axes of size 1 move, the values keep their order in memory
     and the output is a view, as ``reshape`` gives (no kernel runs): one
-    decoding step's (B, 1, H, Dh) -> (B, H, 1, Dh) is such a case.
+    decoding step's (B, 1, H, d_k) -> (B, H, 1, d_k) is such a case.
     """
     (x,) = nodes(x, op="permute")
     axes = _normalize_axes(x.shape, axes, "permute")
@@ -128,7 +128,7 @@ def permute(x, axes):
 
 
 def transpose(x, dim0, dim1):
-    """Swap two axes (a permute): (B, S, H, Dh) with 1, 2 -> (B, H, S, Dh)."""
+    """Swap two axes (a permute): (B, S, H, d_k) with 1, 2 -> (B, H, S, d_k)."""
     (x,) = nodes(x, op="transpose")
     ndim = len(x.shape)
     for d in (dim0, dim1):

@@ -92,16 +92,16 @@ class MultiHeadAttention(Module):
 
     def split_heads(self, x, n):
         B, S, _ = x.shape
-        x = F.reshape(x, (B, S, n, self.head_dim))  # (B, S, n, Dh)
-        return F.transpose(x, 1, 2)                 # (B, n, S, Dh)
+        x = F.reshape(x, (B, S, n, self.head_dim))  # (B, S, n, d_k)
+        return F.transpose(x, 1, 2)                 # (B, n, S, d_k)
 
     def project(self, x, offset=0):
-        """x (B, S, D) -> the heads q (B, H, S, Dh), k and v (B, HKV, S, Dh),
+        """x (B, S, D) -> the heads q (B, H, S, d_k), k and v (B, HKV, S, d_k),
         position-encoded: what ``forward`` and ``attention_map`` attend with."""
         H, HKV = self.n_heads, self.n_kv_heads
-        q = self.split_heads(F.matmul(x, self.wq), H)    # (B, H, S, Dh)
-        k = self.split_heads(F.matmul(x, self.wk), HKV)  # (B, HKV, S, Dh)
-        v = self.split_heads(F.matmul(x, self.wv), HKV)  # (B, HKV, S, Dh)
+        q = self.split_heads(F.matmul(x, self.wq), H)    # (B, H, S, d_k)
+        k = self.split_heads(F.matmul(x, self.wk), HKV)  # (B, HKV, S, d_k)
+        v = self.split_heads(F.matmul(x, self.wv), HKV)  # (B, HKV, S, d_k)
         return self.rotate(q, offset), self.rotate(k, offset), v
 
     def attention_map(self, x):
@@ -112,7 +112,7 @@ class MultiHeadAttention(Module):
         x = as_node(x)
         self.check_input(x)
         q, k, _ = self.project(x)
-        k = F.repeat_kv(k, self.n_heads // self.n_kv_heads)  # (B, H, S, Dh)
+        k = F.repeat_kv(k, self.n_heads // self.n_kv_heads)  # (B, H, S, d_k)
         return F.attention_weights(q, k, causal=self.causal,
                                    scale=self.scale)              # (B, H, S, S)
 
@@ -123,9 +123,9 @@ class MultiHeadAttention(Module):
         self.check_input(x, offset)
         B, S, _ = x.shape
         H = self.n_heads
-        q, k, v = self.project(x, offset)                # (B, H|HKV, S, Dh)
+        q, k, v = self.project(x, offset)                # (B, H|HKV, S, d_k)
         if cache is not None:  # KV-cache (nn/kv_cache.py): past k, v first
-            k, v = cache.append(k, v)                    # (B, HKV, Sk, Dh)
+            k, v = cache.append(k, v)                    # (B, HKV, Sk, d_k)
         # GQA: each kv head serves H // HKV query heads (a no-op when H == HKV);
         # the fused kernel reads kv head h // (H // HKV) itself, no copies
         if cache is not None and S < DECODE_ROWS:
@@ -133,10 +133,10 @@ class MultiHeadAttention(Module):
             # plain kernel reads the cache where it is; the fast one would
             # first pack all of it (3 launches instead of 1, and O(Sk) copies)
             o = F.flash_attention(q, k, v, causal=self.causal, fast=False,
-                                  scale=self.scale)           # (B, H, S, Dh)
+                                  scale=self.scale)           # (B, H, S, d_k)
         else:
             o = F.scaled_dot_product_attention(q, k, v, causal=self.causal,
                                                scale=self.scale)
-        o = F.transpose(o, 1, 2)                         # (B, S, H, Dh)
+        o = F.transpose(o, 1, 2)                         # (B, S, H, d_k)
         o = F.reshape(o, (B, S, H * self.head_dim))      # (B, S, D)
         return F.matmul(o, self.wo)                      # (B, S, D)

@@ -15,7 +15,7 @@ whole cached past. The causal mask is aligned bottom-right: the new query
 >>> from netcl_lite.core.tensor import Tensor
 >>> queue = manager.default("cpu").queue
 >>> cache = KVCache(n_layers=1)
->>> k = Tensor.from_host(queue, np.zeros((1, 2, 3, 4)))   # (B, HKV, S, Dh)
+>>> k = Tensor.from_host(queue, np.zeros((1, 2, 3, 4)))   # (B, HKV, S, d_k)
 >>> k_all, v_all = cache.layers[0].append(k, k)
 >>> k_all, v_all = cache.layers[0].append(k, k)           # 3 more positions
 >>> k_all.shape, cache.length
@@ -33,7 +33,7 @@ class LayerCache:
     """The keys and values one attention layer has seen so far."""
 
     def __init__(self):
-        self.k = None  # Tensor (B, HKV, S, Dh) or None while empty
+        self.k = None  # Tensor (B, HKV, S, d_k) or None while empty
         self.v = None
 
     @property
@@ -47,10 +47,10 @@ class LayerCache:
                 "KVCache is for inference: close the Tape first "
                 "(gradients do not flow through cached keys and values)"
             )
-        k, v = as_node(k).value, as_node(v).value  # (B, HKV, Sn, Dh)
+        k, v = as_node(k).value, as_node(v).value  # (B, HKV, Sn, d_k)
         if len(k.shape) != 4 or k.shape != v.shape:
             raise ValueError(
-                f"KVCache: k and v must be (B, HKV, S, Dh) of one shape, got "
+                f"KVCache: k and v must be (B, HKV, S, d_k) of one shape, got "
                 f"k {k.shape} and v {v.shape}"
             )
         if self.k is None:
@@ -60,10 +60,10 @@ class LayerCache:
             if (old[0], old[1], old[3]) != (k.shape[0], k.shape[1], k.shape[3]):
                 raise ValueError(
                     f"KVCache: new k {k.shape} does not extend the cached "
-                    f"{old} (B, HKV and Dh must match)"
+                    f"{old} (B, HKV and d_k must match)"
                 )
-            self.k = F.concat(self.k, k, axis=2).value  # (B, HKV, S + Sn, Dh)
-            self.v = F.concat(self.v, v, axis=2).value  # (B, HKV, S + Sn, Dh)
+            self.k = F.concat(self.k, k, axis=2).value  # (B, HKV, S + Sn, d_k)
+            self.v = F.concat(self.v, v, axis=2).value  # (B, HKV, S + Sn, d_k)
         return as_node(self.k), as_node(self.v)
 
 

@@ -11,13 +11,13 @@ Section 6 of the chapter document runs this module:
 >>> attn(x).value.shape
 (2, 16, 256)
 
-Parameters: ``wq`` (dim, H*Dh), ``wk`` and ``wv`` (dim, HKV*Dh), ``wo``
-(H*Dh, dim) with Dh = dim // H. Query head h reads kv head h // (H // HKV).
+Parameters: ``wq`` (dim, H*d_k), ``wk`` and ``wv`` (dim, HKV*d_k), ``wo``
+(H*d_k, dim) with d_k = dim // H. Query head h reads kv head h // (H // HKV).
 
 ``rope_scale`` multiplies every position before it turns q and k: 1 is plain
 RoPE, 1/4 is position interpolation to four times the trained length, 0 is
 no position encoding at all (chapters 11 and 12). ``scale`` replaces the
-1/sqrt(Dh) on the scores when given.
+1/sqrt(d_k) on the scores when given.
 """
 
 import netcl_lite.functional as F
@@ -50,4 +50,4 @@ class RotaryAttention(MultiHeadAttention):
 
     def rotate(self, x, offset):
         return F.rope(x, base=self.base, offset=offset,
-                      scale=self.rope_scale)             # (B, n, S, Dh)
+                      scale=self.rope_scale)             # (B, n, S, d_k)

@@ -34,6 +34,20 @@ import numpy as np
 from netcl_lite.autograd import Node
 from netcl_lite.core.program import LOCAL_1D, launch
 from netcl_lite.core.tensor import Tensor
+from netcl_lite.core.tensor_ops import work_items
+
+
+_options = {}  # queue.int_ptr -> build options of kernels/adamw.cl
+
+
+def _build_options(queue):
+    """("-DINLINE_SQRT",) on PoCL, whose builtin sqrt is a slow function call
+    (kernels/adamw.cl says why), () on other drivers."""
+    key = queue.int_ptr
+    if key not in _options:
+        pocl = "Portable Computing Language" in queue.device.platform.name
+        _options[key] = ("-DINLINE_SQRT",) if pocl else ()
+    return _options[key]
 
 
 def _number(name, value, low, high=math.inf, low_open=False):
@@ -111,6 +125,8 @@ class AdamW:
                                          Tensor.zeros(p.queue, p.shape))
                 m, v = self.state[id(p)]
                 n = p.value.size
-                launch(p.queue, "adamw", "adamw_step", (n,), LOCAL_1D,
+                launch(p.queue, "adamw", "adamw_step",
+                       (work_items(p.queue, n),), LOCAL_1D,
                        p.value, p.grad, m, v, n, self.lr, b1, b2, self.eps,
-                       group["weight_decay"], c1, sqrt_c2)
+                       group["weight_decay"], c1, sqrt_c2,
+                       options=_build_options(p.queue))

@@ -79,3 +79,23 @@ def test_pooling_can_be_turned_off():
                          text=True, env={**__import__("os").environ,
                                          "NETCL_POOL": "0"}, check=True)
     assert out.stdout.strip() == "0"
+
+
+def test_idle_buffers_are_freed_before_a_request_is_refused(monkeypatch):
+    """A request that fits only once the pool lets go of its idle buffers
+    is not refused."""
+    from netcl_lite.core import tensor as tensor_module
+    q = queue()
+    idle = Tensor.empty(q, (1 << 19,))          # 2 MiB, then idle
+    del idle
+    calls = []
+
+    def fits_after_release(queue, nbytes, what):
+        calls.append(sum(n * len(bs) for n, bs in
+                         pool._pools[q.int_ptr].by_size.items()))
+        if len(calls) == 1:
+            raise ValueError(f"{what}: no room")
+        return 1 << 40
+    monkeypatch.setattr(tensor_module, "check_fits", fits_after_release)
+    Tensor.empty(q, (1 << 20,))
+    assert len(calls) == 2 and calls[1] < calls[0]

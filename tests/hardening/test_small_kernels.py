@@ -111,7 +111,7 @@ def test_flash_attention_two_key_blocks(queue, rng, causal):
 
 
 def test_kv_cache_concat(queue, rng):
-    a = rng.standard_normal((2, 3, 5, 4)).astype(np.float32)   # (B, HKV, S, Dh)
+    a = rng.standard_normal((2, 3, 5, 4)).astype(np.float32)   # (B, HKV, S, d_k)
     b = rng.standard_normal((2, 3, 2, 4)).astype(np.float32)
     got = F.concat(Tensor.from_host(queue, a), Tensor.from_host(queue, b), axis=2)
     got = got.value

@@ -25,23 +25,23 @@ def np_attention(module, x, rotary, offset=0):
     p = {n: w.value.to_host().astype(np.float64) for n, w in
          module.named_parameters()}
     B, S, D = x.shape
-    H, HKV, Dh = module.n_heads, module.n_kv_heads, module.head_dim
-    q = (x @ p["wq"]).reshape(B, S, H, Dh).transpose(0, 2, 1, 3)
-    k = (x @ p["wk"]).reshape(B, S, HKV, Dh).transpose(0, 2, 1, 3)
-    v = (x @ p["wv"]).reshape(B, S, HKV, Dh).transpose(0, 2, 1, 3)
+    H, HKV, d_k = module.n_heads, module.n_kv_heads, module.head_dim
+    q = (x @ p["wq"]).reshape(B, S, H, d_k).transpose(0, 2, 1, 3)
+    k = (x @ p["wk"]).reshape(B, S, HKV, d_k).transpose(0, 2, 1, 3)
+    v = (x @ p["wv"]).reshape(B, S, HKV, d_k).transpose(0, 2, 1, 3)
     if rotary:
         q, k = np_rope(q, module.base, offset), np_rope(k, module.base, offset)
-    out = np.zeros((B, H, S, Dh))
+    out = np.zeros((B, H, S, d_k))
     for b in range(B):
         for h in range(H):
             kv = h // (H // HKV)
-            s = q[b, h] @ k[b, kv].T / np.sqrt(Dh)
+            s = q[b, h] @ k[b, kv].T / np.sqrt(d_k)
             if module.causal:
                 s = np.where(np.tril(np.ones((S, S))) > 0, s, -np.inf)
             a = np.exp(s - s.max(-1, keepdims=True))
             a /= a.sum(-1, keepdims=True)
             out[b, h] = a @ v[b, kv]
-    return out.transpose(0, 2, 1, 3).reshape(B, S, H * Dh) @ p["wo"]
+    return out.transpose(0, 2, 1, 3).reshape(B, S, H * d_k) @ p["wo"]
 
 
 @pytest.mark.parametrize("B,S,D,H,HKV", [(1, 1, 8, 2, 2), (2, 37, 24, 4, 2),
@@ -61,14 +61,14 @@ def test_multi_head_attention_matches_numpy(queue, rng):
 
 
 def test_gqa_equals_mha_with_repeated_kv_weights(queue, rng):
-    D, H, HKV, Dh = 32, 4, 2, 8
+    D, H, HKV, d_k = 32, 4, 2, 8
     gqa = RotaryAttention(queue, D, H, HKV, max_seq_len=32, seed=5)
     mha = RotaryAttention(queue, D, H, H, max_seq_len=32, seed=6)
     for name in ("wq", "wo"):
         getattr(mha, name).value = getattr(gqa, name).value
     for name in ("wk", "wv"):
-        w = getattr(gqa, name).value.to_host().reshape(D, HKV, Dh)
-        w = np.repeat(w, H // HKV, axis=1).reshape(D, H * Dh)  # head h <- h//2
+        w = getattr(gqa, name).value.to_host().reshape(D, HKV, d_k)
+        w = np.repeat(w, H // HKV, axis=1).reshape(D, H * d_k)  # head h <- h//2
         getattr(mha, name).value = Tensor.from_host(queue, w)
     x = Tensor.from_host(queue, rng.standard_normal((2, 11, D)))
     np.testing.assert_allclose(gqa(x).value.to_host(), mha(x).value.to_host(),

@@ -66,15 +66,15 @@ def test_block_matches_numpy(queue, rng, B, S, D, H, HKV, hidden):
 
 
 @settings(max_examples=10, deadline=None)
-@given(B=st.integers(1, 3), S=st.integers(1, 20), Dh=st.sampled_from([2, 4, 6]),
+@given(B=st.integers(1, 3), S=st.integers(1, 20), d_k=st.sampled_from([2, 4, 6]),
        HKV=st.integers(1, 2), rep=st.integers(1, 3), hidden=st.integers(1, 30),
        seed=st.integers(0, 99))
-def test_block_property(queue, B, S, Dh, HKV, rep, hidden, seed):
+def test_block_property(queue, B, S, d_k, HKV, rep, hidden, seed):
     rng = np.random.default_rng(seed)
     H = HKV * rep
-    block = DecoderBlock(queue, H * Dh, H, HKV, max_seq_len=32, hidden_dim=hidden,
+    block = DecoderBlock(queue, H * d_k, H, HKV, max_seq_len=32, hidden_dim=hidden,
                          seed=seed)
-    x = rng.standard_normal((B, S, H * Dh))
+    x = rng.standard_normal((B, S, H * d_k))
     got = block(Tensor.from_host(queue, x)).value.to_host()
     want = decoder_block(x, host_params(block), H, HKV)
     np.testing.assert_allclose(got, want, atol=5e-5, rtol=1e-4)

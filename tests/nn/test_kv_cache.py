@@ -29,7 +29,7 @@ def test_cached_logits_equal_full_recomputation(queue, rng, chunks):
                                    rtol=0)
         start += n
         assert cache.length == start
-    assert cache.layers[1].k.shape == (2, 2, 13, 6)           # (B, HKV, S, Dh)
+    assert cache.layers[1].k.shape == (2, 2, 13, 6)           # (B, HKV, S, d_k)
 
 
 def test_one_step_runs_the_concat_kernel(queue, rng):

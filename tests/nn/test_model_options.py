@@ -24,7 +24,7 @@ def params(model):
     (dict(rope_scale=0.25), dict(rope_scale=0.25)),             # interpolation
     (dict(rope_base=43_000.0), dict(base=43_000.0)),            # NTK-aware base
     (dict(rope_scale=0.0), dict(rope_scale=0.0)),               # NoPE
-    (dict(attn_scale=1.0), dict(scale=1.0)),                    # no 1/sqrt(Dh)
+    (dict(attn_scale=1.0), dict(scale=1.0)),                    # no 1/sqrt(d_k)
 ])
 def test_options_match_numpy(queue, rng, options, ref_kw):
     model = tiny(queue, **options)
@@ -45,7 +45,7 @@ def test_defaults_are_plain_rope_and_one_over_sqrt_dh(queue, rng):
     assert (cfg.rope_scale, cfg.attn_scale) == (1.0, 0.0)
     ids = rng.integers(0, 32, size=(2, 9))
     plain = tiny(queue)(ids).value.to_host()
-    explicit = tiny(queue, rope_scale=1.0, attn_scale=0.5)(ids)  # Dh = 4
+    explicit = tiny(queue, rope_scale=1.0, attn_scale=0.5)(ids)  # d_k = 4
     np.testing.assert_array_equal(plain, explicit.value.to_host())
 
 

@@ -15,17 +15,17 @@ def swiglu(x, w_gate, w_up, w_down):
 def rotary_attention(x, wq, wk, wv, wo, H, HKV, base=10000.0, offset=0,
                      rope_scale=1.0, scale=None):
     B, S, _ = x.shape
-    Dh = wq.shape[1] // H
+    d_k = wq.shape[1] // H
 
     def heads(y, n):
-        return y.reshape(B, S, n, Dh).transpose(0, 2, 1, 3)  # (B, n, S, Dh)
+        return y.reshape(B, S, n, d_k).transpose(0, 2, 1, 3)  # (B, n, S, d_k)
 
     q = rope(heads(x @ wq, H), base, offset, rope_scale)
     k = rope(heads(x @ wk, HKV), base, offset, rope_scale)
     v = heads(x @ wv, HKV)
-    k, v = repeat_kv(k, H // HKV), repeat_kv(v, H // HKV)   # (B, H, S, Dh)
-    o = scaled_dot_product_attention(q, k, v, True, scale)  # (B, H, S, Dh)
-    return o.transpose(0, 2, 1, 3).reshape(B, S, H * Dh) @ wo
+    k, v = repeat_kv(k, H // HKV), repeat_kv(v, H // HKV)   # (B, H, S, d_k)
+    o = scaled_dot_product_attention(q, k, v, True, scale)  # (B, H, S, d_k)
+    return o.transpose(0, 2, 1, 3).reshape(B, S, H * d_k) @ wo
 
 
 def decoder_block(x, p, H, HKV, base=10000.0, eps=1e-6, prefix="",

@@ -34,12 +34,12 @@ def rope_vjp(x, g, base=10000.0, offset=0, scale=1.0):
 
 
 def repeat_kv(x, n_rep):
-    return np.repeat(x, n_rep, axis=1)                   # (B, HKV * n_rep, S, Dh)
+    return np.repeat(x, n_rep, axis=1)                   # (B, HKV * n_rep, S, d_k)
 
 
 def repeat_kv_vjp(x, n_rep, g):
-    B, HKV, S, Dh = x.shape
-    return [g.reshape(B, HKV, n_rep, S, Dh).sum(axis=2)]
+    B, HKV, S, d_k = x.shape
+    return [g.reshape(B, HKV, n_rep, S, d_k).sum(axis=2)]
 
 
 def embedding(table, ids):

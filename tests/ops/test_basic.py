@@ -6,7 +6,7 @@ import numpy_ref as ref
 from gradcheck import check_op
 
 
-@pytest.mark.parametrize("shape", [(1,), (37,), (3, 5), (2, 3, 7)])
+@pytest.mark.parametrize("shape", [(1,), (37,), (3, 5), (2, 3, 7), (257,), (3, 5477)])
 def test_add_mul(queue, rng, shape):
     a, b = rng.standard_normal(shape), rng.standard_normal(shape)
     check_op(queue, F.add, ref.add, ref.add_vjp, [a, b])

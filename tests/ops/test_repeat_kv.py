@@ -12,7 +12,7 @@ from netcl_lite.core.tensor import Tensor
 
 @pytest.mark.parametrize("shape,n_rep", [
     ((1, 1, 1, 1), 3),      # S=1
-    ((2, 3, 37, 5), 2),     # B>1, HKV>1, S=37, Dh odd
+    ((2, 3, 37, 5), 2),     # B>1, HKV>1, S=37, d_k odd
     ((2, 2, 4, 7), 4),
     ((1, 4, 6, 8), 1),      # no repetition: x itself
 ])
@@ -24,9 +24,9 @@ def test_repeat_kv_gradcheck(queue, rng, shape, n_rep):
 
 
 def test_repeat_kv_head_map_and_backward_sums(queue, rng):
-    B, HKV, S, Dh, n_rep = 2, 3, 5, 7, 4
-    x = rng.standard_normal((B, HKV, S, Dh)).astype(np.float32)
-    g = rng.standard_normal((B, HKV * n_rep, S, Dh)).astype(np.float32)
+    B, HKV, S, d_k, n_rep = 2, 3, 5, 7, 4
+    x = rng.standard_normal((B, HKV, S, d_k)).astype(np.float32)
+    g = rng.standard_normal((B, HKV * n_rep, S, d_k)).astype(np.float32)
     with ag.Tape() as tape:
         xn = ag.tensor(Tensor.from_host(queue, x))
         out = F.repeat_kv(xn, n_rep)
@@ -41,7 +41,7 @@ def test_repeat_kv_head_map_and_backward_sums(queue, rng):
 def test_repeat_kv_identity_and_errors(queue):
     x = ag.tensor(Tensor.from_host(queue, np.zeros((1, 2, 3, 4))))
     assert F.repeat_kv(x, 1) is x
-    with pytest.raises(ValueError, match=r"\(B, HKV, S, Dh\).*\(2, 3, 4\)"):
+    with pytest.raises(ValueError, match=r"\(B, HKV, S, d_k\).*\(2, 3, 4\)"):
         F.repeat_kv(Tensor.from_host(queue, np.zeros((2, 3, 4))), 2)
     with pytest.raises(ValueError, match="n_rep.*0"):
         F.repeat_kv(x, 0)
@@ -49,11 +49,11 @@ def test_repeat_kv_identity_and_errors(queue):
 
 @settings(max_examples=15, deadline=None)
 @given(B=st.integers(1, 3), HKV=st.integers(1, 4), S=st.integers(1, 40),
-       Dh=st.integers(1, 12), n_rep=st.integers(1, 5), seed=st.integers(0, 99))
-def test_repeat_kv_property(queue, B, HKV, S, Dh, n_rep, seed):
+       d_k=st.integers(1, 12), n_rep=st.integers(1, 5), seed=st.integers(0, 99))
+def test_repeat_kv_property(queue, B, HKV, S, d_k, n_rep, seed):
     rng = np.random.default_rng(seed)
-    x = rng.standard_normal((B, HKV, S, Dh)).astype(np.float32)
-    g = rng.standard_normal((B, HKV * n_rep, S, Dh)).astype(np.float32)
+    x = rng.standard_normal((B, HKV, S, d_k)).astype(np.float32)
+    g = rng.standard_normal((B, HKV * n_rep, S, d_k)).astype(np.float32)
     with ag.Tape() as tape:
         xn = ag.tensor(Tensor.from_host(queue, x))
         out = F.repeat_kv(xn, n_rep)

@@ -73,7 +73,7 @@ def test_attention_scale_gradcheck(queue, rng, shape, scale, causal):
 
 def test_fused_kernel_takes_the_scale_with_gqa(queue, rng):
     """Two query heads per kv head, scale 1: the fused kernel == numpy."""
-    q = rng.standard_normal((2, 4, 9, 8))                 # (B, H, S, Dh)
+    q = rng.standard_normal((2, 4, 9, 8))                 # (B, H, S, d_k)
     k, v = (rng.standard_normal((2, 2, 9, 8)) for _ in range(2))   # HKV = 2
     rep = lambda x: np.repeat(x, 2, axis=1)              # noqa: E731
     want = ref.scaled_dot_product_attention(q, rep(k), rep(v), True, 1.0)

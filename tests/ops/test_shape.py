@@ -49,13 +49,13 @@ def test_reshape_keeps_int_ids(queue):
 
 
 def test_head_split_and_merge(queue, rng):
-    B, S, H, Dh = 2, 37, 3, 5
-    x = rng.standard_normal((B, S, H * Dh)).astype(np.float32)
-    t = F.reshape(Tensor.from_host(queue, x), (B, S, H, Dh))   # (B, S, H, Dh)
-    heads = F.transpose(t, 1, 2)                              # (B, H, S, Dh)
-    want = x.reshape(B, S, H, Dh).transpose(0, 2, 1, 3)
+    B, S, H, d_k = 2, 37, 3, 5
+    x = rng.standard_normal((B, S, H * d_k)).astype(np.float32)
+    t = F.reshape(Tensor.from_host(queue, x), (B, S, H, d_k))   # (B, S, H, d_k)
+    heads = F.transpose(t, 1, 2)                              # (B, H, S, d_k)
+    want = x.reshape(B, S, H, d_k).transpose(0, 2, 1, 3)
     assert np.array_equal(heads.value.to_host(), want)        # exact moves
-    back = F.reshape(F.transpose(heads, 1, 2), (B, S, H * Dh))
+    back = F.reshape(F.transpose(heads, 1, 2), (B, S, H * d_k))
     assert np.array_equal(back.value.to_host(), x)
 
 
@@ -91,7 +91,7 @@ def test_permute_random_shapes(queue, shape, seed):
 
 
 @pytest.mark.parametrize("shape,axes", [
-    ((2, 1, 4, 3), (0, 2, 1, 3)),      # a decoding step: (B, 1, H, Dh)
+    ((2, 1, 4, 3), (0, 2, 1, 3)),      # a decoding step: (B, 1, H, d_k)
     ((1, 5, 1), (2, 1, 0)), ((3, 1), (1, 0)),
 ])
 def test_permute_of_size_one_axes_is_a_view(queue, rng, shape, axes):
