@@ -41,10 +41,10 @@ from netcl_lite.core.validate import min_ndim
 FAST_MIN_MNK = 48 ** 3  # below: the simple kernel is faster (one launch, no tile)
 FEW_ROWS = 8            # M below this and N*K >= FEW_ROWS_MIN_NK: matmul_few_rows
 FEW_ROWS_MIN_NK = 64 * 64
-LOCAL_FEW = (8,)         # matmul_tiled's work-group when it has few work-items
+LOCAL_FEW = (8,)        # matmul_tiled's work-group when it has few work-items
 FEW_V = 8               # vectors of C per work-item in matmul_few_rows (at most)
 PACK_ROWS = 64          # rows k per work-item of the packing kernels (matmul.cl)
-PACK_MIN_K = 512        # beyond this K, B is packed when its rows are 2 KB apart
+PACK_MIN_K = 512        # beyond this K a long walk: see _a_in_place, _b_in_place
 
 
 def matmul_simple_strided(a, b, batch, M, N, K, a_strides, b_strides):
