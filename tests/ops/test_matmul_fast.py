@@ -137,6 +137,7 @@ TILES = [(8, 6, 2), (8, 4, 3), (16, 6, 4), (16, 14, 2), (4, 4, 2), (4, 6, 2)]
     (1, 14, 64, 8, True, True, True),          # exactly one tile of rows
     (2, 37, 72, 520, True, False, False),      # long A^T: A and B packed
     (1, 20, 16, 600, True, True, True),        # long A^T, B^T, one column panel
+    (3, 14, 40, 530, True, False, True),       # long A^T, batched, B shared
 ])
 def test_every_tile_matches_numpy(queue, rng, tile, batch, M, N, K,
                                   transpose_a, transpose_b, shared_b):
