@@ -48,7 +48,7 @@ from netcl_lite.nn.feed_forward import SwiGLU
 from netcl_lite.nn.norm import RMSNorm
 from netcl_lite.nn.transformer import RotaryAttention
 
-CB = 8  # output columns per work-item in decode.cl's matrix-vector kernels
+CB = 32  # output columns per work-item in decode.cl's matrix-vector kernels
 ENABLED = True  # False: generate() keeps the layer-by-layer KVCache path
 
 
