@@ -68,7 +68,8 @@ def fused_decoding(model):
                 type(block.attn_norm) is not RMSNorm or \
                 type(block.ffn_norm) is not RMSNorm:
             return False
-        if any(getattr(block.attn, n) != getattr(first, n) for n in same):
+        if any(getattr(block.attn, n) != getattr(first, n) for n in same) or \
+                block.ffn.hidden_dim != model.blocks[0].ffn.hidden_dim:
             return False
     return type(model.norm) is RMSNorm
 
@@ -87,7 +88,7 @@ class FusedDecoder:
         self.B, self.D, self.V, self.T = int(batch), c.dim, c.vocab_size, \
             c.max_seq_len
         self.H, self.HKV, self.dk = attn.n_heads, attn.n_kv_heads, attn.head_dim
-        self.F, self.eps = c.hidden_dim, float(c.norm_eps)
+        self.F = model.blocks[0].ffn.hidden_dim
         self.scale = score_scale(self.dk, attn.scale)
         self.table = rope_table(q, self.T, self.dk // 2, attn.base, 0,
                                 attn.rope_scale)          # (T, d_k / 2, 2)
@@ -101,10 +102,12 @@ class FusedDecoder:
             cache = (B, self.HKV, self.T, self.dk)
             self.layers.append(dict(
                 attn_norm=block.attn_norm.weight.value, wqkv=wqkv,
+                attn_eps=block.attn_norm.eps, ffn_eps=block.ffn_norm.eps,
                 wo=a.wo.value, ffn_norm=block.ffn_norm.weight.value,
                 w_gate=f.w_gate.value, w_up=f.w_up.value, w_down=f.w_down.value,
                 k=Tensor.empty(q, cache), v=Tensor.empty(q, cache)))
         self.norm, self.head = model.norm.weight.value, model.head.weight.value
+        self.eps = model.norm.eps
         self.x = Tensor.empty(q, (B, D))           # the residual stream
         self.h = Tensor.empty(q, (B, D))           # ... after the attention
         self.q = Tensor.empty(q, (B, self.H * self.dk))
@@ -149,7 +152,7 @@ class FusedDecoder:
         if is_recording():
             raise ValueError("FusedDecoder is for inference: close the Tape first")
         queue, B, D, pos = self.queue, self.B, self.D, self.length
-        H, HKV, dk, T, eps = self.H, self.HKV, self.dk, self.T, self.eps
+        H, HKV, dk, T = self.H, self.HKV, self.dk, self.T
         cl.enqueue_copy(queue, self.ids.buffer, ids)     # B ints, host -> device
         x, rows = self.emb, self.ids       # layer 0 reads its rows from the table
         n_qkv = B * ceil_div((H + 2 * HKV) * dk, CB)
@@ -158,7 +161,7 @@ class FusedDecoder:
         for L in self.layers:
             launch(queue, "decode", "decode_qkv", (n_qkv,), LOCAL_1D,
                    x, rows, L["attn_norm"], L["wqkv"], self.table, self.q,
-                   L["k"], L["v"], B, D, H, HKV, dk, T, pos, eps)
+                   L["k"], L["v"], B, D, H, HKV, dk, T, pos, L["attn_eps"])
             launch(queue, "decode", "decode_attention", (B * H,), LOCAL_1D,
                    self.q, L["k"], L["v"], self.o, B, H, HKV, dk, T, pos + 1,
                    self.scale)
@@ -166,13 +169,13 @@ class FusedDecoder:
                    x, rows, self.o, L["wo"], self.h, B, H * dk, D)
             launch(queue, "decode", "decode_swiglu", (n_f,), LOCAL_1D,
                    self.h, L["ffn_norm"], L["w_gate"], L["w_up"], self.hidden,
-                   B, D, self.F, eps)
+                   B, D, self.F, L["ffn_eps"])
             launch(queue, "decode", "decode_residual", (n_d,), LOCAL_1D,
                    self.h, self.rows, self.hidden, L["w_down"], self.x, B,
                    self.F, D)
             x, rows = self.x, self.rows
         launch(queue, "decode", "decode_norm_matvec",
                (B * ceil_div(self.V, CB),), LOCAL_1D, self.x, self.norm,
-               self.head, self.logits, B, D, self.V, eps)
+               self.head, self.logits, B, D, self.V, self.eps)
         self.length = pos + 1
         return self.logits.to_host()                     # (B, V)
