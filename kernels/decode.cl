@@ -17,6 +17,9 @@
 //   decode_norm_matvec  RMSNorm + x W      (the final norm and the output head)
 //
 // so a token is 5 launches per layer plus 1: 11 for chapter 09's model.
+// Measured there (2 cores, greedy, 56 new tokens after an 8-token prompt):
+// about 90 us of device time and 0.2 ms of Python CPU per token, 2800-4200
+// tokens/s against 630-880 through the layers (torch's twin: about 1500).
 //
 // Shapes (B sequences, one new row each; N = (H + 2 HKV) d_k):
 //   x, h          (B, D)      the residual stream before / inside a layer
