@@ -1,5 +1,5 @@
-"""``FusedDecoder``: KV-cache generation, one token per step in 11 launches
-(``kernels/decode.cl``; used by ``DecoderLM.generate``).
+"""``FusedDecoder``: KV-cache generation, one token per step in 5 launches
+per layer plus 1 (``kernels/decode.cl``; used by ``DecoderLM.generate``).
 
 Decoding one token is a matrix-vector product per weight matrix: little
 work, many small steps. Through the ordinary layers a token of chapter
@@ -52,26 +52,34 @@ CB = 32  # output columns per work-item in decode.cl's matrix-vector kernels
 ENABLED = True  # False: generate() keeps the layer-by-layer KVCache path
 
 
+def unsupported(model):
+    """Why decode.cl cannot run ``model``, or None when it can: every block
+    must be the plain pre-norm block with causal RoPE attention and SwiGLU,
+    all blocks of one shape (a replaced layer keeps the general path)."""
+    first, ffn = model.blocks[0].attn, model.blocks[0].ffn
+    same = ("n_heads", "n_kv_heads", "head_dim", "base", "rope_scale", "scale")
+    for i, block in enumerate(model.blocks):
+        kinds = ((block, DecoderBlock), (block.attn, RotaryAttention),
+                 (block.ffn, SwiGLU), (block.attn_norm, RMSNorm),
+                 (block.ffn_norm, RMSNorm))
+        for module, kind in kinds:
+            if type(module) is not kind:
+                return f"block {i} holds a {type(module).__name__}, not a " \
+                       f"{kind.__name__}"
+        if not block.attn.causal:
+            return f"block {i}'s attention is not causal"
+        if any(getattr(block.attn, n) != getattr(first, n) for n in same) or \
+                block.ffn.hidden_dim != ffn.hidden_dim:
+            return f"block {i} is not shaped like block 0"
+    if type(model.norm) is not RMSNorm:
+        return f"the final norm is a {type(model.norm).__name__}"
+    return None
+
+
 def fused_decoding(model):
     """Whether ``DecoderLM.generate`` decodes ``model`` with a FusedDecoder:
-    ENABLED, outside a Tape, and every layer is one decode.cl implements
-    (a block, attention or FFN replaced by another kind keeps the general
-    path)."""
-    if not ENABLED or is_recording():
-        return False
-    first = model.blocks[0].attn
-    same = ("n_heads", "n_kv_heads", "head_dim", "base", "rope_scale", "scale")
-    for block in model.blocks:
-        if type(block) is not DecoderBlock or \
-                type(block.attn) is not RotaryAttention or \
-                type(block.ffn) is not SwiGLU or not block.attn.causal or \
-                type(block.attn_norm) is not RMSNorm or \
-                type(block.ffn_norm) is not RMSNorm:
-            return False
-        if any(getattr(block.attn, n) != getattr(first, n) for n in same) or \
-                block.ffn.hidden_dim != model.blocks[0].ffn.hidden_dim:
-            return False
-    return type(model.norm) is RMSNorm
+    ENABLED, outside a Tape, and ``unsupported(model)`` finds nothing."""
+    return ENABLED and not is_recording() and unsupported(model) is None
 
 
 class FusedDecoder:
@@ -82,6 +90,9 @@ class FusedDecoder:
                 or batch <= 0:
             raise ValueError(f"FusedDecoder: batch must be a positive int, got "
                              f"{batch!r}")
+        reason = unsupported(model)
+        if reason:
+            raise ValueError(f"FusedDecoder: {reason}")
         c = model.config
         attn = model.blocks[0].attn
         self.queue = q = model.queue

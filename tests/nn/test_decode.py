@@ -147,3 +147,10 @@ def test_other_layers_keep_the_general_path(queue):
     assert decode.fused_decoding(model)
     model.blocks[1].attn.causal = False
     assert not decode.fused_decoding(model)
+    with pytest.raises(ValueError, match="block 1's attention is not causal"):
+        FusedDecoder(model, 1)
+    model.blocks[1].attn.causal = True
+    model.blocks[0].ffn_norm = model.blocks[0].attn       # any other module
+    with pytest.raises(ValueError, match="block 0 holds a RotaryAttention, not "
+                                         "a RMSNorm"):
+        FusedDecoder(model, 1)
