@@ -1,7 +1,8 @@
 """Kernel benchmarks (`make bench`): netcl_lite next to numpy and torch.
 
 - matmul GFLOP/s: the tiled kernel (F.matmul), the simple one (small n),
-  numpy (OpenBLAS), torch; n x n and chapter 09's training shapes
+  numpy (OpenBLAS), torch; n x n, chapter 09's training shapes, their weight
+  gradients (X^T @ G, X^T read in place) and one token of decoding
 - attention, B=1 H=8 d=64 causal, S in {256, 1024, 4096}: the four-kernel
   path (F.attention_naive), the fused kernel (F.scaled_dot_product_attention),
   numpy (float32, S x S materialized), torch's CPU SDPA; ms and the peak
@@ -167,31 +168,48 @@ def bench_matmul(sizes=MATMUL_SIZES):
 
 # chapter 09's training shapes: (tokens x D) @ (D x hidden) and the head
 SKINNY = ((2048, 128, 352), (2048, 352, 128), (2048, 128, 1024))
+# its weight gradients X^T @ G over the 2048 tokens, X^T read by strides
+# (as matmul's backward does): (D x tokens) @ (tokens x hidden)
+WEIGHT_GRADS = ((128, 2048, 352), (352, 2048, 128), (128, 2048, 1024),
+                (128, 2048, 64))
+# one token of KV-cache decoding through a Linear and the head
+DECODE = ((1, 128, 352), (1, 128, 1024))
 
 
-def bench_matmul_shapes(shapes=SKINNY):
-    """GFLOP/s at (M x K) @ (K x N), netcl_lite next to numpy and torch."""
+def bench_matmul_shapes(shapes=SKINNY, transpose_a=False):
+    """GFLOP/s at (M x K) @ (K x N), netcl_lite next to numpy and torch;
+    ``transpose_a``: A is stored as (K x M) and read transposed, in place
+    (numpy and torch get the transposed view too)."""
     import netcl_lite.functional as F
     from netcl_lite.core.tensor import Tensor
+    from netcl_lite.functional.matmul import matmul_strided
 
     q, torch = device_queue(), torch_or_none()
     rows = []
     for M, K, N in shapes:
         rng = np.random.default_rng(M + K + N)
-        a = rng.standard_normal((M, K)).astype(np.float32)
+        stored = rng.standard_normal((K, M) if transpose_a else (M, K))
+        a = stored.astype(np.float32).T if transpose_a else stored.astype(np.float32)
         b = rng.standard_normal((K, N)).astype(np.float32)
-        A, B = Tensor.from_host(q, a), Tensor.from_host(q, b)
-        fns = {"netcl_lite": lambda: F.matmul(A, B).value.to_host(),
-               "numpy": lambda: a @ b}
+        A, B = Tensor.from_host(q, np.ascontiguousarray(a.T if transpose_a else a)), \
+            Tensor.from_host(q, b)
+
+        def ours():
+            if transpose_a:   # grad_b of matmul's backward: (1, M, K) by strides
+                return matmul_strided(A, B, 1, M, N, K, (M * K, 1, M),
+                                      (K * N, N, 1)).to_host()
+            return F.matmul(A, B).value.to_host()
+
+        fns = {"netcl_lite": ours, "numpy": lambda: a @ b}
         if torch is not None:
             ta, tb = torch.from_numpy(a), torch.from_numpy(b)
             fns["torch"] = lambda: ta @ tb
         for fn in fns.values():
             fn()
-        assert np.allclose(fns["netcl_lite"](), a @ b, rtol=1e-3,
-                           atol=1e-3 * math.sqrt(K))
+        got = fns["netcl_lite"]().reshape(M, N)
+        assert np.allclose(got, a @ b, rtol=1e-3, atol=1e-3 * math.sqrt(K))
         best = interleaved_best(fns, repeats=15)
-        rows.append({"shape": (M, K, N),
+        rows.append({"shape": (M, K, N), "transpose_a": transpose_a,
                      **{k: 2 * M * N * K / t / 1e9 for k, t in best.items()}})
     return rows
 
@@ -426,8 +444,10 @@ def shapes_table(rows):
              "netcl_lite / numpy |", "|---|---|---|---|---|"]
     for r in rows:
         M, K, N = r["shape"]
-        lines.append(f"| ({M} x {K}) @ ({K} x {N}) | {fmt(r['netcl_lite'])} | "
-                     f"{fmt(r['numpy'])} | {fmt(r.get('torch'))} | "
+        a = f"({K} x {M})^T" if r.get("transpose_a") else f"({M} x {K})"
+        d = 1 if r["numpy"] < 50 else 0          # decoding: a few GFLOP/s
+        lines.append(f"| {a} @ ({K} x {N}) | {fmt(r['netcl_lite'], d)} | "
+                     f"{fmt(r['numpy'], d)} | {fmt(r.get('torch'), d)} | "
                      f"{r['netcl_lite'] / r['numpy']:.2f} |")
     return "\n".join(lines)
 
@@ -485,6 +505,8 @@ def run_all():
     res = {"machine": machine(), "blas": blas_info(), "load": [load_average()],
            "torch": getattr(torch_or_none(), "__version__", None),
            "matmul": bench_matmul(), "shapes": bench_matmul_shapes(),
+           "weight_grads": bench_matmul_shapes(WEIGHT_GRADS, transpose_a=True),
+           "decode": bench_matmul_shapes(DECODE),
            "attention": bench_attention(), "long": bench_long(),
            "attention_torch": bench_attention_torch()}
     if res["torch"]:
@@ -502,6 +524,9 @@ def tables(res):
            "Matmul, float32 GFLOP/s (n x n @ n x n):", matmul_table(res["matmul"]),
            "Matmul at chapter 09's training shapes, GFLOP/s:",
            shapes_table(res["shapes"]),
+           "Its weight gradients X^T @ G (X^T read in place by strides), and "
+           "one token of KV-cache decoding, GFLOP/s:",
+           shapes_table(res.get("weight_grads", []) + res.get("decode", [])),
            "Attention forward, B=1 H=8 d=64 causal: ms, and (in brackets) the "
            "peak process memory one call adds, MiB (naive: four kernels, "
            "the S x S weights stored):",

@@ -38,15 +38,17 @@ __kernel void matmul_forward(__global const float *A, __global const float *B,
 // and MR * TILE_V multiply-adds. The B panel (K x NR) stays in L1/L2 across
 // the RB row panels.
 //   * A is read in place through its strides (A, or A^T for the backward):
-//     the MR numbers of column k sit in MR rows, or side by side.
+//     the MR numbers of column k sit in MR rows, or side by side. A long A^T
+//     (K > 512: the weight gradient X^T @ G over many tokens) is first
+//     copied by matmul_pack_ab into zero-padded panels of MR rows.
 //   * B is read in place when its rows are contiguous and VW-aligned
-//     (ldb = its row stride); otherwise (B^T, odd N, or K > 512, where a
-//     power-of-two row stride thrashes the caches) matmul_pack_b first
-//     copies it into zero-padded panels (ldb = NR).
+//     (ldb = its row stride); otherwise (B^T, odd N, or a long K) matmul_pack_b
+//     first copies it into zero-padded panels (ldb = NR).
 //   * No bounds tests in the K loop: the last row panel shifts back to end
 //     at row M (and the last column panel, when B is in place, to column
 //     N); it recomputes a few rows of the panel before and stores only its
 //     own. So M >= MR, and N >= NR when B is in place (python checks).
+//     A packed panel needs no shift: its rows past M are zeros, not stored.
 // VW, TILE_M, TILE_V are build options picked for the device
 // (netcl_lite/core/tune.py); the defaults below are the AVX2 tile, 6 x 16.
 // ---------------------------------------------------------------------------
@@ -68,26 +70,85 @@ __kernel void matmul_forward(__global const float *A, __global const float *B,
 #define WIDE
 #endif
 
+// The packing kernels copy an operand into panels that matmul_tiled then
+// reads as one contiguous stream per work-item. One work-item copies
+// PACK_ROWS rows k of one panel: per-work-item costs (index arithmetic,
+// divisions) are paid once per 64 rows, not per row (4-8x faster).
+#define PACK_ROWS 64
+
+// Rows k0 .. k1 of one panel of W numbers (W = MR for A, NR for B):
+//     dst[k - k0][w] = src[k * ks + (first + w) * ws]    first + w < n
+// and zeros past n. A whole panel of contiguous numbers (ws = 1) is a copy of
+// W consecutive floats per row; once inlined, W is a constant and the
+// compiler unrolls the copy into vector moves (restrict: the two never
+// overlap).
+void pack_rows(__global const float *restrict src, __global float *restrict dst,
+               const int W, int k0, int k1, long ks, int ws, int first, int n) {
+    src += (long)k0 * ks;
+    if (ws == 1 && first + W <= n) {
+        src += first;
+        for (int k = k0; k < k1; k++, src += ks, dst += W)
+            for (int w = 0; w < W; w++) dst[w] = src[w];
+        return;
+    }
+    for (int k = k0; k < k1; k++, src += ks, dst += W)
+        for (int w = 0; w < W; w++)
+            dst[w] = first + w < n ? src[(long)(first + w) * ws] : 0.0f;
+}
+
 // Bp is (batch, PN, K, NR), PN = ceil(N / NR): Bp[b, p, k, c] = B[b, k, p*NR+c],
-// zeros past N. Global size (K, batch * PN); strides make B^T free.
-__kernel void matmul_pack_b(__global const float *B, __global float *Bp,
+// zeros past N. Global size (batch * PN, ceil(K / PACK_ROWS)); strides make
+// B^T free.
+__kernel void matmul_pack_b(__global const float *restrict B,
+                            __global float *restrict Bp,
                             const int batch, const int K, const int N,
-                            const int b_bs, const int b_rs, const int b_cs) {
-    int k = get_global_id(0);
-    int bp = get_global_id(1);                // bp = b * PN + p
+                            const long b_bs, const int b_rs, const int b_cs) {
+    int bp = get_global_id(0);                // bp = b * PN + p
+    int k0 = get_global_id(1) * PACK_ROWS;
     int PN = (N + NR - 1) / NR;
-    if (k >= K || bp >= batch * PN) return;
+    if (k0 >= K || bp >= batch * PN) return;
+    int k1 = K - k0 < PACK_ROWS ? K : k0 + PACK_ROWS;
     int b = bp / PN;
-    int p = bp - b * PN;
-    __global const float *src = B + (long)b * b_bs + (long)k * b_rs;
-    __global float *dst = Bp + ((long)bp * K + k) * NR;
-    for (int c = 0; c < NR; c++) {
-        int j = p * NR + c;
-        dst[c] = j < N ? src[(long)j * b_cs] : 0.0f;
+    pack_rows(B + b * b_bs, Bp + ((long)bp * K + k0) * NR, NR, k0, k1, b_rs,
+              b_cs, (bp - b * PN) * NR, N);
+}
+
+// Both operands of a long A^T @ B, the weight gradient X^T @ G, in one launch
+// (one launch fewer per product; a launch costs tens of microseconds).
+// Ap is (batch, PM, K, MR), PM = ceil(M / MR): Ap[b, p, k, r] = A[b, p*MR+r, k],
+// zeros past M; Bp as in matmul_pack_b, with b_batch = 1 for a shared B.
+// A^T is packed because, read in place, each k of a tile is a new cache line
+// 4 * M bytes after the last, of which the tile uses MR numbers.
+// Global size (batch * PM + b_batch * PN, ceil(K / PACK_ROWS)): A's panels
+// first, then B's.
+__kernel void matmul_pack_ab(__global const float *restrict A,
+                             __global const float *restrict B,
+                             __global float *restrict Ap,
+                             __global float *restrict Bp,
+                             const int batch, const int b_batch, const int M,
+                             const int N, const int K, const long a_bs,
+                             const int a_rs, const int a_cs, const long b_bs,
+                             const int b_rs, const int b_cs) {
+    int t = get_global_id(0);
+    int k0 = get_global_id(1) * PACK_ROWS;
+    int PM = (M + MR - 1) / MR, PN = (N + NR - 1) / NR;
+    if (k0 >= K || t >= batch * PM + b_batch * PN) return;
+    int k1 = K - k0 < PACK_ROWS ? K : k0 + PACK_ROWS;
+    if (t < batch * PM) {                     // t = b * PM + p
+        int b = t / PM;
+        pack_rows(A + b * a_bs, Ap + ((long)t * K + k0) * MR, MR, k0, k1,
+                  a_cs, a_rs, (t - b * PM) * MR, M);
+    } else {                                  // t - batch * PM = b * PN + p
+        int bp = t - batch * PM;
+        int b = bp / PN;
+        pack_rows(B + b * b_bs, Bp + ((long)bp * K + k0) * NR, NR, k0, k1,
+                  b_rs, b_cs, (bp - b * PN) * NR, N);
     }
 }
 
-// C (batch, M, N) = A @ B. A: element (b, i, k) at A[b*a_bs + i*a_rs + k*a_cs].
+// C (batch, M, N) = A @ B. A: element (b, i, k) at A[b*a_bs + i*a_rs + k*a_cs],
+// or, when a_packed, row panel p of batch b starts at A + b*a_bs + p*K*MR
+// (python passes a_rs = 1, a_cs = MR).
 // B: row k of column panel p of batch b starts at
 //   B + b*b_bs + p*b_ps + k*ldb     (b_ps = NR in place, K*NR when packed).
 // Global size (batch * ceil(PM / RB) * PN,): the column panel varies fastest.
@@ -97,7 +158,8 @@ WIDE __kernel void matmul_tiled(__global const float *A,
                                 const int K, const int RB, const long a_bs,
                                 const int a_rs, const int a_cs,
                                 const long b_bs, const long b_ps,
-                                const int ldb, const int b_packed) {
+                                const int ldb, const int b_packed,
+                                const int a_packed) {
     int t = get_global_id(0);
     int PM = (M + MR - 1) / MR, PN = (N + NR - 1) / NR;
     int GM = (PM + RB - 1) / RB;              // row blocks of RB panels
@@ -112,8 +174,10 @@ WIDE __kernel void matmul_tiled(__global const float *A,
     int pm_end = g * RB + RB < PM ? g * RB + RB : PM;
     for (int pm = g * RB; pm < pm_end; pm++) {
         int in = pm * MR;                     // the first row it stores
-        int i0 = in + MR <= M ? in : M - MR;  // ... and computes
-        __global const float *a = A + b * a_bs + (long)i0 * a_rs;
+        int i0 = a_packed || in + MR <= M ? in : M - MR;  // ... and computes
+        int rows = M - in < MR ? M - in : MR;
+        __global const float *a = a_packed ? A + b * a_bs + (long)pm * K * MR
+                                           : A + b * a_bs + (long)i0 * a_rs;
         __global const float *bk = bq;
         floatV acc[TILE_M][TILE_V];
         TILE_ZERO(acc);
@@ -125,7 +189,7 @@ WIDE __kernel void matmul_tiled(__global const float *A,
         }
 #undef A_AT
         __global float *c = C + ((long)b * M + i0) * N + j0;
-        if (in == i0 && jn == j0 && cols == NR && N % VW == 0) {
+        if (rows == MR && jn == j0 && cols == NR && N % VW == 0) {
             // a whole, aligned tile: straight from the registers
             _Pragma("unroll") for (int r = 0; r < TILE_M; r++)
                 _Pragma("unroll") for (int v = 0; v < TILE_V; v++)
@@ -133,7 +197,7 @@ WIDE __kernel void matmul_tiled(__global const float *A,
         } else {                              // an edge: only its own part
             float tile[TILE_M * NR] __attribute__((aligned(64)));
             TILE_STORE(acc, tile, NR);
-            for (int r = in - i0; r < MR; r++)
+            for (int r = in - i0; r < in - i0 + rows; r++)
                 for (int j = jn - j0; j < jn - j0 + cols; j++)
                     c[(long)r * N + j] = tile[r * NR + j];
         }

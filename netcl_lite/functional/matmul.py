@@ -13,13 +13,14 @@ dims, or a plain (K, N) matrix shared by every batch (as in ``Linear``).
 array([[ 7., 10.],
        [15., 22.]], dtype=float32)
 
-Two kernels compute the same product. ``matmul_forward`` is the simple one
-(one work-item per output value): the chapters read it and the tests use it
-as the oracle. ``matmul_tiled`` keeps a tile of C in vector registers
+Three kernels compute the same product. ``matmul_forward`` is the simple
+one (one work-item per output value): the chapters read it and the tests use
+it as the oracle. ``matmul_tiled`` keeps a tile of C in vector registers
 (``kernels/register_tile.cl``; about 0.8-1x numpy's speed on a CPU), reads
-A in place and B in place or from packed panels; it runs whenever the
-product is big enough. Its tile is chosen for the device
-(``netcl_lite/core/tune.py``).
+A and B in place or from packed panels (``matmul_pack_b``, ``matmul_pack_ab``);
+it runs whenever the product is big enough. Its tile is chosen for the
+device (``netcl_lite/core/tune.py``). ``matmul_few_rows`` serves A with
+fewer rows than a tile, such as the one new token of KV-cache decoding.
 ``F.matmul(a, b, fast=False)`` (or ``F.matmul_simple``) forces the simple one:
 
 >>> F.matmul_simple(a, a).value.to_host()
@@ -40,8 +41,10 @@ from netcl_lite.core.validate import min_ndim
 FAST_MIN_MNK = 48 ** 3  # below: the simple kernel is faster (one launch, no tile)
 FEW_ROWS = 8            # M below this and N*K >= FEW_ROWS_MIN_NK: matmul_few_rows
 FEW_ROWS_MIN_NK = 64 * 64
+LOCAL_FEW = (8,)        # matmul_tiled's work-group when it has few work-items
 FEW_V = 8               # vectors of C per work-item in matmul_few_rows (at most)
-PACK_MIN_K = 512        # beyond this K, B is packed when its rows are 2 KB apart
+PACK_ROWS = 64          # rows k per work-item of the packing kernels (matmul.cl)
+PACK_MIN_K = 512        # beyond this K a long walk: see _a_in_place, _b_in_place
 
 
 def matmul_simple_strided(a, b, batch, M, N, K, a_strides, b_strides):
@@ -80,15 +83,42 @@ def _row_blocks(batch, PM, PN):
     return RB
 
 
-def _b_in_place(N, K, b_strides, VW, NR):
+def _tiled_local(items):
+    """The work-group size of matmul_tiled: LOCAL_1D (64), or LOCAL_FEW (8)
+    when that would make under 16 groups. The cores share out whole groups,
+    so 88 work-items, the (128 x 2048) @ (2048 x 64) weight gradient, in
+    groups of 64 leave one core 64 tiles and the other 24 (measured, two
+    cores: 297 us in groups of 64, 184 us in groups of 8). A third local
+    size costs PoCL one more compile of matmul_tiled, once per machine."""
+    return LOCAL_1D if items >= 16 * LOCAL_1D[0] else LOCAL_FEW
+
+
+def _b_in_place(N, K, b_strides, VW, NR, a_in_place):
     """Can matmul_tiled read B where it is? Rows contiguous and VW-aligned,
-    N >= NR (the last panel shifts back), and not a long walk down rows a
-    multiple of 2 KB apart: those map to the same cache sets and evict each
-    other (measured: (128 x 2048) @ (2048 x 1024) ran 4x slower in place)."""
+    N >= NR (the last panel shifts back), and not a long walk (K > PACK_MIN_K)
+    down B's rows that are a multiple of 2 KB apart (they map to the same
+    cache sets and evict each other) or beside a packed A (the weight
+    gradient). A long walk meets a new page every few rows, which the
+    prefetcher does not follow; a packed panel is one contiguous stream, and
+    the copy costs a few percent (measured, one core, A^T packed, K = 2048:
+    (128 x 2048) @ (2048 x 1024) 61 GFLOP/s with B in place, 87 packed,
+    copies included; @ (2048 x 352): 82 and 95)."""
     b_bs, b_rs, b_cs = b_strides
-    thrashes = K > PACK_MIN_K and b_rs % 512 == 0
-    return (b_cs == 1 and N >= NR and not thrashes
+    long_walk = K > PACK_MIN_K and (b_rs % 512 == 0 or not a_in_place)
+    return (b_cs == 1 and N >= NR and not long_walk
             and N % VW == 0 and b_rs % VW == 0 and b_bs % VW == 0)
+
+
+def _a_in_place(K, a_strides):
+    """Can matmul_tiled read A where it is? Yes when A's rows are contiguous
+    (a_cs = 1): each k of a tile reads MR numbers from MR rows, streams the
+    prefetcher follows; and when K <= PACK_MIN_K. A long A^T (the weight
+    gradient X^T @ G over many tokens, a_cs = M) is packed: read in place,
+    each k is a new cache line 4 * M bytes after the last, of which a tile
+    uses MR numbers (measured at (128 x 2048) @ (2048 x 352), one core, the
+    kernel alone: 62-78 GFLOP/s in place, 110-113 on packed panels; the
+    peak is about 115)."""
+    return a_strides[2] == 1 or K <= PACK_MIN_K
 
 
 def tile_config(queue):
@@ -120,20 +150,35 @@ def matmul_tiled_strided(a, b, batch, M, N, K, a_strides, b_strides, config=None
     if N == 0:
         return out
     PM, PN = ceil_div(M, MR), ceil_div(N, NR)
-    if _b_in_place(N, K, b_strides, VW, NR):
+    a_in_place = _a_in_place(K, a_strides)
+    b_batch = 1 if b_strides[0] == 0 else batch
+    aq, a_st, a_packed = a, a_strides, 0
+    if _b_in_place(N, K, b_strides, VW, NR, a_in_place):
         bq, b_bs, b_ps, ldb, packed = b, b_strides[0], NR, b_strides[1], 0
     else:   # copy B (or B^T) into zero-padded panels of NR columns, once
-        b_batch = 1 if b_strides[0] == 0 else batch
         bq = Tensor.empty(queue, (b_batch, PN, K, NR))
-        launch(queue, "matmul", "matmul_pack_b", (K, b_batch * PN), LOCAL_2D,
-               b, bq, b_batch, K, N, *b_strides, options=opts)
         b_bs = 0 if b_batch == 1 else PN * K * NR
         b_ps, ldb, packed = K * NR, NR, 1
+        if a_in_place:
+            launch(queue, "matmul", "matmul_pack_b",
+                   (b_batch * PN, ceil_div(K, PACK_ROWS)), LOCAL_2D, b, bq,
+                   b_batch, K, N, np.int64(b_strides[0]), b_strides[1],
+                   b_strides[2], options=opts)
+        else:   # and A^T into panels of MR rows (B is then always packed)
+            aq = Tensor.empty(queue, (batch, PM, K, MR))
+            launch(queue, "matmul", "matmul_pack_ab",
+                   (batch * PM + b_batch * PN, ceil_div(K, PACK_ROWS)),
+                   LOCAL_2D, a, b, aq, bq, batch, b_batch, M, N, K,
+                   np.int64(a_strides[0]), a_strides[1], a_strides[2],
+                   np.int64(b_strides[0]), b_strides[1], b_strides[2],
+                   options=opts)
+            a_st, a_packed = (PM * K * MR, 1, MR), 1
     RB = _row_blocks(batch, PM, PN)
-    launch(queue, "matmul", "matmul_tiled", (batch * ceil_div(PM, RB) * PN,),
-           LOCAL_1D, a, bq, out, batch, M, N, K, RB, np.int64(a_strides[0]),
-           a_strides[1], a_strides[2], np.int64(b_bs), np.int64(b_ps), ldb,
-           packed, options=opts)
+    items = batch * ceil_div(PM, RB) * PN
+    launch(queue, "matmul", "matmul_tiled", (items,), _tiled_local(items),
+           aq, bq, out, batch, M, N, K, RB, np.int64(a_st[0]), a_st[1],
+           a_st[2], np.int64(b_bs), np.int64(b_ps), ldb, packed, a_packed,
+           options=opts)
     return out
 
 

@@ -70,7 +70,8 @@ def test_strided_products_of_the_backward(queue, rng, transpose_a, transpose_b,
 
 
 @pytest.mark.parametrize("sa,sb", [((2, 37, 5), (2, 5, 19)),
-                                   ((3, 8, 33), (33, 40))])
+                                   ((3, 8, 33), (33, 40)),
+                                   ((530, 13), (13, 40))])  # grad_b packs a^T
 def test_packed_gradients(queue, rng, sa, sb):
     check_op(queue, lambda a, b: F.matmul(a, b, fast=True), ref.matmul,
              ref.matmul_vjp, [rng.standard_normal(sa), rng.standard_normal(sb)])
@@ -87,6 +88,21 @@ def test_dispatch_picks_the_packed_kernel_for_big_products(queue, rng):
     with trace() as ran:
         F.matmul_simple(Tensor.from_host(queue, big), Tensor.from_host(queue, big))
     assert ran == ["matmul.cl:matmul_forward"]
+
+
+def test_weight_gradient_packs_the_long_a_transposed(queue, rng):
+    import netcl_lite.autograd as ag
+    x, w = rand(rng, 600, 13), rand(rng, 13, 40)      # 600 tokens, one Linear
+    with ag.Tape() as tape:
+        xt = ag.tensor(Tensor.from_host(queue, x), requires_grad=True)
+        wt = ag.tensor(Tensor.from_host(queue, w), requires_grad=True)
+        y = F.matmul(xt, wt)
+        loss = F.sum(y)
+    with trace() as ran:
+        tape.backward(loss)
+    assert "matmul.cl:matmul_pack_ab" in ran          # x^T @ g, K = 600
+    want = x.T.astype(np.float64) @ np.ones((600, 40))
+    np.testing.assert_allclose(wt.grad.to_host(), want, rtol=1e-4, atol=1e-3)
 
 
 def test_deterministic(queue, rng):
@@ -119,6 +135,9 @@ TILES = [(8, 6, 2), (8, 4, 3), (16, 6, 4), (16, 14, 2), (4, 4, 2), (4, 6, 2)]
     (1, 50, 512, 600, False, False, True),     # K > 512, rows 2 KB apart: packed
     (3, 29, 35, 19, False, True, False),       # B^T and odd N: packed
     (1, 14, 64, 8, True, True, True),          # exactly one tile of rows
+    (2, 37, 72, 520, True, False, False),      # long A^T: A and B packed
+    (1, 20, 16, 600, True, True, True),        # long A^T, B^T, one column panel
+    (3, 14, 40, 530, True, False, True),       # long A^T, batched, B shared
 ])
 def test_every_tile_matches_numpy(queue, rng, tile, batch, M, N, K,
                                   transpose_a, transpose_b, shared_b):
