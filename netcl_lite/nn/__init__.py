@@ -3,6 +3,7 @@
 from netcl_lite.nn.attention import MultiHeadAttention
 from netcl_lite.nn.block import DecoderBlock
 from netcl_lite.nn.checkpoint import load_checkpoint, load_weights, save_checkpoint
+from netcl_lite.nn.decode import FusedDecoder
 from netcl_lite.nn.embedding import Embedding
 from netcl_lite.nn.feed_forward import SwiGLU
 from netcl_lite.nn.kv_cache import KVCache
@@ -17,5 +18,6 @@ __all__ = [
     "RotaryAttention",
     # the decoder (chapter 09)
     "RMSNorm", "SwiGLU", "DecoderBlock", "DecoderConfig", "DecoderLM", "KVCache",
+    "FusedDecoder",
     "save_checkpoint", "load_checkpoint", "load_weights",
 ]

@@ -18,8 +18,9 @@
 
 ``generate`` samples on the host from the last row of logits: divide by the
 temperature, keep the ``top_k`` largest, softmax, draw with a seeded
-``numpy`` generator. With ``use_cache=True`` it feeds one token per step
-through a ``KVCache``; with ``use_cache=False`` it recomputes the whole
+``numpy`` generator. With ``use_cache=True`` the prompt fills a ``KVCache``
+and then a ``FusedDecoder`` (nn/decode.py) feeds one token per step in a
+few fused kernels; with ``use_cache=False`` it recomputes the whole
 context every step (same tokens, much slower).
 """
 
@@ -34,6 +35,7 @@ from netcl_lite.core.program import ceil_div
 from netcl_lite.core.tensor import Tensor
 from netcl_lite.core.tensor_ops import last_position
 from netcl_lite.nn.block import DecoderBlock
+from netcl_lite.nn.decode import FusedDecoder, fused_decoding
 from netcl_lite.nn.embedding import Embedding
 from netcl_lite.nn.kv_cache import KVCache
 from netcl_lite.nn.linear import Linear
@@ -214,11 +216,19 @@ class DecoderLM(Module):
         rng = np.random.default_rng(seed)
         ids = np.atleast_2d(prompt).astype(np.int32)           # (B, P)
         cache = KVCache(len(self.blocks)) if use_cache else None
+        fused = None    # after the prompt: FusedDecoder steps (nn/decode.py)
         feed = ids                           # what the next forward must read
-        for _ in range(max_new_tokens):
-            context = feed if use_cache else ids[:, -T:]
-            logits = self.forward(context, cache, last_only=True)  # (B, 1, V)
-            rows = logits.value.to_host()[:, -1]                # (B, V)
+        for step in range(max_new_tokens):
+            if fused is not None:
+                rows = fused.step(feed[:, 0])                   # (B, V)
+            else:
+                context = feed if use_cache else ids[:, -T:]
+                logits = self.forward(context, cache, last_only=True)
+                rows = logits.value.to_host()[:, -1]            # (B, V)
+                if use_cache and step + 1 < max_new_tokens and \
+                        fused_decoding(self):
+                    fused = FusedDecoder(self, len(ids))
+                    fused.start(cache)
             feed = np.array([[sample_next(row, temperature, top_k, rng)]
                              for row in rows], np.int32)        # (B, 1)
             ids = np.concatenate([ids, feed], axis=1)           # (B, t + 1)
