@@ -1,5 +1,6 @@
 // KV-cache decoding, fused: one new token per sequence through the whole
-// decoder (chapter 09's DecoderLM), forward only (nn/decode.py drives it).
+// decoder (chapter 09's DecoderLM), forward only (functional/decode.py
+// launches these kernels, nn/decode.py's FusedDecoder drives them).
 //
 // Why this path exists: generating is launch-bound, not compute-bound. For
 // chapter 09's model (D 128, 2 layers, 4 query / 2 kv heads, d_k 32, SwiGLU
@@ -44,7 +45,7 @@
 
 #include "sigmoid.cl"   // stable_sigmoid and exp_poly, builtin-free
 
-#define CB 32           // output columns per work-item (nn/decode.py: CB)
+#define CB 32           // output columns per work-item (functional/decode.py: CB)
 
 // 1 / rms of the row x (D,), summed in 8 lanes as rms_norm.cl does.
 inline float row_rstd(__global const float *x, const int D, const float eps) {

@@ -39,8 +39,8 @@ import pyopencl as cl
 
 import netcl_lite.functional as F
 from netcl_lite.autograd import is_recording
-from netcl_lite.core.program import LOCAL_1D, ceil_div, launch
 from netcl_lite.core.tensor import INT, Tensor
+from netcl_lite.functional import decode as kernels   # kernels/decode.cl
 from netcl_lite.functional.flash_attention import score_scale
 from netcl_lite.functional.rope import rope_table
 from netcl_lite.nn.block import DecoderBlock
@@ -48,7 +48,6 @@ from netcl_lite.nn.feed_forward import SwiGLU
 from netcl_lite.nn.norm import RMSNorm
 from netcl_lite.nn.transformer import RotaryAttention
 
-CB = 32  # output columns per work-item in decode.cl's matrix-vector kernels
 ENABLED = True  # False: generate() keeps the layer-by-layer KVCache path
 
 
@@ -145,9 +144,8 @@ class FusedDecoder:
                         f"FusedDecoder: expected cached {name} of shape {want} "
                         f"with P < max_seq_len {self.T}, got "
                         f"{None if src is None else src.shape}")
-                launch(self.queue, "decode", "decode_load_cache",
-                       (self.B * self.HKV * P,), LOCAL_1D, src, mine[name],
-                       self.B * self.HKV, P, self.T, self.dk)
+                kernels.load_cache(src, mine[name], self.B * self.HKV, P,
+                                   self.T, self.dk)
         self.length = P
 
     def step(self, ids):
@@ -166,27 +164,18 @@ class FusedDecoder:
         H, HKV, dk, T = self.H, self.HKV, self.dk, self.T
         cl.enqueue_copy(queue, self.ids.buffer, ids)     # B ints, host -> device
         x, rows = self.emb, self.ids       # layer 0 reads its rows from the table
-        n_qkv = B * ceil_div((H + 2 * HKV) * dk, CB)
-        n_d = B * ceil_div(D, CB)
-        n_f = B * ceil_div(self.F, CB)
         for L in self.layers:
-            launch(queue, "decode", "decode_qkv", (n_qkv,), LOCAL_1D,
-                   x, rows, L["attn_norm"], L["wqkv"], self.table, self.q,
-                   L["k"], L["v"], B, D, H, HKV, dk, T, pos, L["attn_eps"])
-            launch(queue, "decode", "decode_attention", (B * H,), LOCAL_1D,
-                   self.q, L["k"], L["v"], self.o, B, H, HKV, dk, T, pos + 1,
-                   self.scale)
-            launch(queue, "decode", "decode_residual", (n_d,), LOCAL_1D,
-                   x, rows, self.o, L["wo"], self.h, B, H * dk, D)
-            launch(queue, "decode", "decode_swiglu", (n_f,), LOCAL_1D,
-                   self.h, L["ffn_norm"], L["w_gate"], L["w_up"], self.hidden,
-                   B, D, self.F, L["ffn_eps"])
-            launch(queue, "decode", "decode_residual", (n_d,), LOCAL_1D,
-                   self.h, self.rows, self.hidden, L["w_down"], self.x, B,
-                   self.F, D)
+            kernels.qkv(x, rows, L["attn_norm"], L["wqkv"], self.table, self.q,
+                        L["k"], L["v"], B, D, H, HKV, dk, T, pos, L["attn_eps"])
+            kernels.attention(self.q, L["k"], L["v"], self.o, B, H, HKV, dk, T,
+                              pos + 1, self.scale)
+            kernels.residual(x, rows, self.o, L["wo"], self.h, B, H * dk, D)
+            kernels.swiglu(self.h, L["ffn_norm"], L["w_gate"], L["w_up"],
+                           self.hidden, B, D, self.F, L["ffn_eps"])
+            kernels.residual(self.h, self.rows, self.hidden, L["w_down"], self.x,
+                             B, self.F, D)
             x, rows = self.x, self.rows
-        launch(queue, "decode", "decode_norm_matvec",
-               (B * ceil_div(self.V, CB),), LOCAL_1D, self.x, self.norm,
-               self.head, self.logits, B, D, self.V, self.eps)
+        kernels.norm_matvec(self.x, self.norm, self.head, self.logits, B, D,
+                            self.V, self.eps)
         self.length = pos + 1
         return self.logits.to_host()                     # (B, V)
