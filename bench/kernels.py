@@ -138,6 +138,10 @@ def device_queue():
 
 # --- matmul ---------------------------------------------------------------------
 def bench_matmul(sizes=MATMUL_SIZES):
+    """GFLOP/s of n x n @ n x n. netcl_lite's time ends when the product is
+    in device memory (``queue.finish()``), where training leaves it; a copy
+    back into a new numpy array would be work numpy's ``a @ b`` does not do
+    (the results are compared once, before timing)."""
     import netcl_lite.functional as F
     from netcl_lite.core.tensor import Tensor
 
@@ -148,8 +152,9 @@ def bench_matmul(sizes=MATMUL_SIZES):
         a, b = (rng.standard_normal((n, n)).astype(np.float32) for _ in range(2))
         A, B = Tensor.from_host(q, a), Tensor.from_host(q, b)
 
-        def ours(fast=True):
-            F.matmul(A, B, fast=fast).value.to_host()
+        def ours(fast=True):   # done when the product is in device memory
+            F.matmul(A, B, fast=fast)
+            q.finish()
 
         fns = {"netcl_lite": ours, "numpy": lambda: a @ b}
         if n <= 256:
@@ -194,11 +199,15 @@ def bench_matmul_shapes(shapes=SKINNY, transpose_a=False):
         A, B = Tensor.from_host(q, np.ascontiguousarray(a.T if transpose_a else a)), \
             Tensor.from_host(q, b)
 
-        def ours():
+        def product():
             if transpose_a:   # grad_b of matmul's backward: (1, M, K) by strides
                 return matmul_strided(A, B, 1, M, N, K, (M * K, 1, M),
-                                      (K * N, N, 1)).to_host()
-            return F.matmul(A, B).value.to_host()
+                                      (K * N, N, 1))
+            return F.matmul(A, B).value
+
+        def ours():            # done when the product is in device memory
+            product()
+            q.finish()
 
         fns = {"netcl_lite": ours, "numpy": lambda: a @ b}
         if torch is not None:
@@ -206,7 +215,7 @@ def bench_matmul_shapes(shapes=SKINNY, transpose_a=False):
             fns["torch"] = lambda: ta @ tb
         for fn in fns.values():
             fn()
-        got = fns["netcl_lite"]().reshape(M, N)
+        got = product().to_host().reshape(M, N)
         assert np.allclose(got, a @ b, rtol=1e-3, atol=1e-3 * math.sqrt(K))
         best = interleaved_best(fns, repeats=15)
         rows.append({"shape": (M, K, N), "transpose_a": transpose_a,
