@@ -128,6 +128,26 @@ def test_packed_random_shapes(queue, lead, m, k, n, shared, seed):
 TILES = [(8, 6, 2), (8, 4, 3), (16, 6, 4), (16, 14, 2), (4, 4, 2), (4, 6, 2)]
 
 
+def check_strided(queue, rng, run, tile, batch, M, N, K, transpose_a,
+                  transpose_b, shared_b):
+    """``run`` (a strided product with a tile config) against float64 numpy:
+    A read transposed or not, B transposed or not, B shared by the batch."""
+    from netcl_lite.core.tune import as_config
+
+    a = rand(rng, batch, K, M) if transpose_a else rand(rng, batch, M, K)
+    b = rand(rng, 1 if shared_b else batch, *((N, K) if transpose_b else (K, N)))
+    a_st = (M * K, 1, M) if transpose_a else (M * K, K, 1)
+    b_bs = 0 if shared_b else K * N
+    b_st = (b_bs, 1, K) if transpose_b else (b_bs, N, 1)
+    A, B = Tensor.from_host(queue, a), Tensor.from_host(queue, b)
+    got = run(A, B, batch, M, N, K, a_st, b_st, as_config(tile)).to_host()
+    am = np.swapaxes(a, 1, 2) if transpose_a else a
+    bm = np.swapaxes(b, 1, 2) if transpose_b else b
+    want = am.astype(np.float64) @ bm.astype(np.float64)
+    tol = 1e-5 * np.sqrt(K)
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
 @pytest.mark.parametrize("tile", TILES)
 @pytest.mark.parametrize("batch,M,N,K,transpose_a,transpose_b,shared_b", [
     (1, 100, 352, 128, False, False, True),    # B in place, last panels shift
@@ -141,22 +161,9 @@ TILES = [(8, 6, 2), (8, 4, 3), (16, 6, 4), (16, 14, 2), (4, 4, 2), (4, 6, 2)]
 ])
 def test_every_tile_matches_numpy(queue, rng, tile, batch, M, N, K,
                                   transpose_a, transpose_b, shared_b):
-    from netcl_lite.core.tune import as_config
     from netcl_lite.functional.matmul import matmul_tiled_strided
-
-    a = rand(rng, batch, K, M) if transpose_a else rand(rng, batch, M, K)
-    b = rand(rng, 1 if shared_b else batch, *((N, K) if transpose_b else (K, N)))
-    a_st = (M * K, 1, M) if transpose_a else (M * K, K, 1)
-    b_bs = 0 if shared_b else K * N
-    b_st = (b_bs, 1, K) if transpose_b else (b_bs, N, 1)
-    A, B = Tensor.from_host(queue, a), Tensor.from_host(queue, b)
-    got = matmul_tiled_strided(A, B, batch, M, N, K, a_st, b_st,
-                               as_config(tile)).to_host()
-    am = np.swapaxes(a, 1, 2) if transpose_a else a
-    bm = np.swapaxes(b, 1, 2) if transpose_b else b
-    want = am.astype(np.float64) @ bm.astype(np.float64)
-    tol = 1e-5 * np.sqrt(K)
-    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+    check_strided(queue, rng, matmul_tiled_strided, tile, batch, M, N, K,
+                  transpose_a, transpose_b, shared_b)
 
 
 def test_tuner_caches_its_choice(queue, tmp_path, monkeypatch):
@@ -209,22 +216,9 @@ def test_tuning_runs_stay_out_of_traces(queue, tmp_path, monkeypatch):
 ])
 def test_few_rows_match_numpy(queue, rng, tile, batch, M, N, K, transpose_a,
                               transpose_b, shared_b):
-    from netcl_lite.core.tune import as_config
     from netcl_lite.functional.matmul import matmul_few_rows_strided
-
-    a = rand(rng, batch, K, M) if transpose_a else rand(rng, batch, M, K)
-    b = rand(rng, 1 if shared_b else batch, *((N, K) if transpose_b else (K, N)))
-    a_st = (M * K, 1, M) if transpose_a else (M * K, K, 1)
-    b_bs = 0 if shared_b else K * N
-    b_st = (b_bs, 1, K) if transpose_b else (b_bs, N, 1)
-    A, B = Tensor.from_host(queue, a), Tensor.from_host(queue, b)
-    got = matmul_few_rows_strided(A, B, batch, M, N, K, a_st, b_st,
-                                  as_config(tile)).to_host()
-    am = np.swapaxes(a, 1, 2) if transpose_a else a
-    bm = np.swapaxes(b, 1, 2) if transpose_b else b
-    want = am.astype(np.float64) @ bm.astype(np.float64)
-    tol = 1e-5 * np.sqrt(K)
-    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+    check_strided(queue, rng, matmul_few_rows_strided, tile, batch, M, N, K,
+                  transpose_a, transpose_b, shared_b)
 
 
 @pytest.mark.parametrize("sa,sb", [((1, 70), (70, 96)), ((2, 3, 40), (40, 33))])
