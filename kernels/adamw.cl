@@ -6,7 +6,7 @@
 //   p <- p - (lr / c1) * m / (sqrt(v) / sqrt(c2) + eps)
 // c1 = 1 - b1^t and c2 = 1 - b2^t undo the moments' bias towards 0 at step
 // t (computed on the host in float64).
-// Work-items as in elementwise.cl: each owns a contiguous run of values
+// Work-items as in runs.cl: each owns a contiguous run of values
 // (about 256 on a CPU, where the loop vectorizes; one on a GPU).
 //
 // No backward kernel: an optimizer step is not differentiated.
@@ -17,6 +17,8 @@
 // host builds this file with -DINLINE_SQRT, which uses clang's
 // __builtin_sqrtf, the same correctly rounded square root; every other
 // driver gets the builtin (Oclgrind, for one, cannot run __builtin_sqrtf).
+#include "runs.cl"      // run_start, run_stop: a run of values each
+
 #ifdef INLINE_SQRT
 #define SQRT(x) __builtin_sqrtf(x)
 #else
@@ -28,9 +30,7 @@ __kernel void adamw_step(__global float *p, __global const float *g,
                          const float lr, const float b1, const float b2,
                          const float eps, const float wd,
                          const float c1, const float sqrt_c2) {
-    int chunk = (n + get_global_size(0) - 1) / get_global_size(0);
-    int start = get_global_id(0) * chunk;
-    int stop = start + chunk < n ? start + chunk : n;
+    int start = run_start(n), stop = run_stop(n);
     for (int i = start; i < stop; i++) {
         float gi = g[i];
         float mi = b1 * m[i] + (1.0f - b1) * gi;

@@ -6,16 +6,15 @@
 // model that replaces 4 kernels per layer (2 forward, 2 backward) by 2, and
 // one 2048 x 352 buffer. Measured there on PoCL: the forward's time is
 // mostly the exp, the backward's mostly its 5 trips through memory.
-// Work-items as in elementwise.cl: each owns a contiguous run of values
+// Work-items as in runs.cl: each owns a contiguous run of values
 // (about 256 on a CPU, where the loop vectorizes; one on a GPU).
 
 #include "sigmoid.cl"   // stable_sigmoid, without builtins
+#include "runs.cl"      // run_start, run_stop: a run of values each
 
 __kernel void swiglu_forward(__global const float *a, __global const float *b,
                              __global float *out, const int n) {
-    int chunk = (n + get_global_size(0) - 1) / get_global_size(0);
-    int start = get_global_id(0) * chunk;
-    int stop = start + chunk < n ? start + chunk : n;
+    int start = run_start(n), stop = run_stop(n);
     for (int i = start; i < stop; i++)
         out[i] = (a[i] * stable_sigmoid(a[i])) * b[i];
 }
@@ -30,9 +29,7 @@ __kernel void swiglu_backward(__global const float *grad_out,
                               __global const float *b,
                               __global float *grad_a, __global float *grad_b,
                               const int n) {
-    int chunk = (n + get_global_size(0) - 1) / get_global_size(0);
-    int start = get_global_id(0) * chunk;
-    int stop = start + chunk < n ? start + chunk : n;
+    int start = run_start(n), stop = run_stop(n);
     for (int i = start; i < stop; i++) {
         float s = stable_sigmoid(a[i]);
         grad_b[i] = grad_out[i] * (a[i] * s);

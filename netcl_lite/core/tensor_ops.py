@@ -26,7 +26,7 @@ from netcl_lite.core.program import LOCAL_1D, ceil_div, launch
 from netcl_lite.core.tensor import Tensor
 
 PARTS = 64  # pass-1 work-items of a sum: enough to fill the cores, few to add
-# Values per work-item of an elementwise kernel on a CPU (kernels/elementwise.cl
+# Values per work-item of an elementwise kernel on a CPU (kernels/runs.cl
 # explains why a run of values, not one). Measured on PoCL with 720K values:
 # 64 to 1024 all ran at 15-18 GB/s (silu) or ~120 GB/s (a copy, in cache);
 # 4096 left too few work-groups to keep both cores busy.
