@@ -12,7 +12,8 @@ run again in a child pytest that sees Oclgrind as its GPU:
 
 * pyopencl's ICD loader finds Oclgrind through ``OCL_ICD_VENDORS``, a folder
   holding one ``.icd`` file whose line names ``liboclgrind-rt-icd.so``;
-* ``NETCL_DEVICE=gpu`` selects it, with no change to the library;
+* ``NETCL_PLATFORM=oclgrind`` selects it by name (a simulator is never
+  chosen otherwise), with no change to the library;
 * ``NETCL_FAIL_ON_OCLGRIND=1`` makes any report on stderr fail its test
   (tests/conftest.py).
 
@@ -64,7 +65,7 @@ def oclgrind_env(tmp_path_factory):
     vendors = tmp_path_factory.mktemp("icd")
     (vendors / "oclgrind.icd").write_text(f"{library}\n")
     return {**os.environ, "OCL_ICD_VENDORS": str(vendors),
-            "NETCL_DEVICE": "gpu", "OCLGRIND_DATA_RACES": "1",
+            "NETCL_PLATFORM": "oclgrind", "OCLGRIND_DATA_RACES": "1",
             "NETCL_FAIL_ON_OCLGRIND": "1"}
 
 

@@ -1,4 +1,4 @@
-"""Pick an OpenCL device once, lazily, and hand out its context and queue.
+"""Pick an OpenCL device that works, once, lazily; hand out its queue.
 
 >>> from netcl_lite.core.device import manager
 >>> dev = manager.default("cpu")      # PoCL on a laptop
@@ -6,18 +6,45 @@
 'cpu'
 >>> dev is manager.default("cpu")     # one device object per kind
 True
+>>> "compiles" in dev.reason          # why this one (the doctor prints it)
+True
 
-``manager.default("auto")`` prefers a GPU and falls back to the CPU; the
-environment variable ``NETCL_DEVICE`` ("cpu" or "gpu") overrides "auto".
-Nothing here runs at import time.
+A machine may list several OpenCL platforms (implementations), and one
+that is listed may still be unable to compile: pip's PoCL 3.0 does not
+know AMD's Zen 5 CPUs. So ``default`` tries each candidate with a tiny
+test kernel (build and run) before it chooses, by this rule:
+
+1. ``NETCL_PLATFORM``, if set, keeps only the platforms whose name, vendor
+   or version contains it (case-insensitive): ``intel``, ``portable``,
+   ``pocl 3.1``, ``oclgrind``;
+2. a simulator (Oclgrind) is a candidate only when ``NETCL_PLATFORM``
+   names it: it checks kernels, 1000x slower, and is never a default;
+3. the kind: "auto" tries GPUs first, then CPUs (``NETCL_DEVICE``, "cpu"
+   or "gpu", overrides "auto"); "cpu" and "gpu" try only that kind;
+4. among CPUs, PoCL comes before other implementations (the course's
+   stored outputs were made with it); otherwise the ICD loader's order;
+5. the first candidate whose test kernel builds and runs is chosen. Each
+   one skipped on the way gives a one-line warning that says why. When
+   none works, a RuntimeError lists every platform tried, its error, and
+   the fixes.
+
+Nothing here runs at import time. ``python -m netcl_lite.doctor`` prints
+every platform, whether it compiles, and the choice.
 """
 
 import os
+import re
 import threading
+import time
+import warnings
 
+import numpy as np
 import pyopencl as cl
 
+from netcl_lite.core import icd
+
 KINDS = ("auto", "cpu", "gpu")
+SIMULATORS = ("oclgrind",)   # platform names that are checkers, not devices
 
 INSTALL_HELP = (
     "No OpenCL platform was found. Install the portable CPU driver with\n"
@@ -26,47 +53,217 @@ INSTALL_HELP = (
     "or install your GPU vendor's OpenCL driver."
 )
 
+FIXES = """\
+To fix it, install an OpenCL implementation that compiles for this CPU; \
+any one of these (the first that fits your machine):
+  1. Debian or Ubuntu: sudo apt-get install pocl-opencl-icd
+  2. conda: conda install -c conda-forge pocl
+  3. any Linux, no root: pip install "netcl_lite[intel]"
+     (Intel's OpenCL CPU runtime from PyPI, about 700 MB; it runs on AMD
+     CPUs too, and netcl_lite finds it in the active environment)
+Then run `python -m netcl_lite.doctor` to see every platform and whether \
+it compiles."""
+
+UNKNOWN_CPU = (
+    "Cause: this PoCL was built with an LLVM that does not know this CPU, so "
+    "it asks for the CPU 'generic', which LLVM then refuses. pip's PoCL 3.0 "
+    "(LLVM 14, 2022) does this on AMD CPUs of family 1Ah (Zen 5: Ryzen 9000, "
+    "Ryzen AI 300, EPYC 9005); PoCL 3.0 has no setting to name the CPU.")
+
+# The test kernel: a float4 read, a builtin and a store, like the real ones.
+PROBE_SOURCE = """
+__kernel void netcl_probe(__global const float4 *x, __global float *y) {
+    int i = get_global_id(0);
+    float4 v = x[i];
+    y[i] = sqrt(v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w);
+}
+"""
+
+
+class DeviceWarning(UserWarning):
+    """A platform was skipped: it is listed but cannot build a kernel."""
+
 
 class Device:
-    """One OpenCL device with its context and in-order command queue."""
+    """One OpenCL device with its context and in-order command queue.
 
-    def __init__(self, cl_device):
+    ``reason``: why ``manager.default`` chose it (empty when made by hand).
+    """
+
+    def __init__(self, cl_device, reason=""):
         self.cl_device = cl_device
         self.context = cl.Context([cl_device])
         self.queue = cl.CommandQueue(self.context)
         self.name = cl_device.name.strip()
         is_gpu = cl_device.type & cl.device_type.GPU
         self.kind = "gpu" if is_gpu else "cpu"
+        self.platform = cl_device.platform.name.strip()
+        self.reason = reason
 
     def __repr__(self):
-        platform = self.cl_device.platform.name.strip()
-        return f"Device({self.kind!r}, {self.name!r}, platform={platform!r})"
+        return (f"Device({self.kind!r}, {self.name!r}, "
+                f"platform={self.platform!r})")
 
 
-def _platforms():
+def context_of(queue):
+    """``queue.context``, or a ValueError when that context is gone.
+
+    OpenCL says a queue keeps its context alive; Intel's CPU runtime frees
+    a context once no ``cl.Context`` object holds it, even while a queue
+    does, and then every use of the queue fails. Keep the context (as
+    ``Device`` does) for as long as its queues are used.
+    """
     try:
-        platforms = cl.get_platforms()
+        return queue.context
+    except cl.Error as err:
+        raise ValueError(
+            "this command queue's OpenCL context is gone "
+            f"({str(err).splitlines()[0]}): keep a reference to the "
+            "cl.Context for as long as its queues are used (Intel's runtime "
+            "frees a context that only a queue holds)") from None
+
+
+def platforms():
+    """Every OpenCL platform, in the ICD loader's order (after ``icd.prepare``
+    has made pip-installed drivers visible)."""
+    icd.prepare()
+    try:
+        found = cl.get_platforms()
     except cl.Error as err:  # PLATFORM_NOT_FOUND_KHR when no ICD is installed
         raise RuntimeError(f"{INSTALL_HELP}\n(pyopencl said: {err})") from None
-    if not platforms:
+    if not found:
         raise RuntimeError(INSTALL_HELP)
-    return platforms
-
-
-def _devices(kind):
-    """All devices of one kind ("cpu" or "gpu"), over every platform."""
-    cl_type = cl.device_type.GPU if kind == "gpu" else cl.device_type.CPU
-    found = []
-    for platform in _platforms():
-        try:
-            found += platform.get_devices(device_type=cl_type)
-        except cl.Error:  # DEVICE_NOT_FOUND for this platform
-            pass
     return found
 
 
+def describe(platform):
+    """"name | vendor | version" of a platform: what NETCL_PLATFORM searches."""
+    return " | ".join(s.strip() for s in
+                      (platform.name, platform.vendor, platform.version))
+
+
+def is_simulator(platform):
+    return any(s in platform.name.lower() for s in SIMULATORS)
+
+
+def is_pocl(platform):
+    return "portable computing language" in platform.name.lower()
+
+
+def kind_of(cl_device):
+    return "gpu" if cl_device.type & cl.device_type.GPU else "cpu"
+
+
+def _devices(platform):
+    try:
+        return platform.get_devices()
+    except cl.Error:  # DEVICE_NOT_FOUND for this platform
+        return []
+
+
+def candidates(kind, wanted=None, found=None):
+    """(platform, device) pairs to try, in the order of the rule above.
+
+    ``kind``: "auto", "cpu" or "gpu"; ``wanted``: a NETCL_PLATFORM value.
+    """
+    found = platforms() if found is None else found
+    if wanted:
+        found = [p for p in found if wanted.lower() in describe(p).lower()]
+    else:
+        found = [p for p in found if not is_simulator(p)]
+    order = ("gpu", "cpu") if kind == "auto" else (kind,)
+    pairs = []
+    for want in order:
+        of_kind = [(p, d) for p in found for d in _devices(p)
+                   if kind_of(d) == want]
+        if want == "cpu":   # PoCL first; sorted() keeps the loader's order
+            of_kind = sorted(of_kind, key=lambda pd: not is_pocl(pd[0]))
+        pairs += of_kind
+    return pairs
+
+
+def first_error_line(text):
+    """The line of a build error worth showing: the compiler's first line
+    with "error", else its first line (pyopencl's own framing left out).
+
+    >>> first_error_line("clBuildProgram failed: BUILD_PROGRAM_FAILURE\\n"
+    ...     "Build on <Device>:\\n\\nerror: unknown target CPU 'generic'")
+    "error: unknown target CPU 'generic'"
+    """
+    framing = ("clBuildProgram failed", "Build on <", "(options:")
+    lines = [line.strip() for line in str(text).splitlines()
+             if line.strip() and not line.strip().startswith(framing)]
+    for line in lines:
+        if re.search(r"\berror\b", line, re.IGNORECASE):
+            return line
+    if lines:
+        return lines[0]
+    return str(text).strip().splitlines()[0] if str(text).strip() \
+        else "(no message)"
+
+
+def probe(cl_device):
+    """Build and run the test kernel on one device.
+
+    Returns (None, seconds) when it works, else (the error text, seconds).
+    The compiler's remarks on success are not shown (``program.py`` keeps
+    logs for the doctor).
+    """
+    start = time.perf_counter()
+    try:
+        context = cl.Context([cl_device])
+        queue = cl.CommandQueue(context)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", cl.CompilerWarning)
+            program = cl.Program(context, PROBE_SOURCE).build()
+        x = np.full((4, 4), 2.0, dtype=np.float32)      # |(2,2,2,2)| = 4
+        y = np.zeros(4, dtype=np.float32)
+        mf = cl.mem_flags
+        xb = cl.Buffer(context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=x)
+        yb = cl.Buffer(context, mf.WRITE_ONLY, y.nbytes)
+        program.netcl_probe(queue, (4,), None, xb, yb)
+        cl.enqueue_copy(queue, y, yb)
+        if not np.allclose(y, 4.0):
+            return f"the test kernel ran but computed {y}, not 4.0", \
+                time.perf_counter() - start
+    except (cl.Error, RuntimeError) as err:
+        return str(err), time.perf_counter() - start
+    return None, time.perf_counter() - start
+
+
+def _label(platform, device):
+    """"Portable Computing Language (OpenCL 3.0 PoCL 3.0-rc2 ...) on
+    'pthread-AMD EPYC'": which implementation, which version, which device."""
+    version = " ".join(platform.version.split()[:4])
+    return (f"{platform.name.strip()} ({version}) on "
+            f"{device.name.strip()!r}")
+
+
+def no_device_error(kind, wanted, tried, all_platforms):
+    """The RuntimeError for "nothing compiles": each platform tried with its
+    error, the cause when it is known, and the fixes."""
+    names = [describe(p) for p in all_platforms]
+    if not tried:
+        if wanted:
+            return RuntimeError(
+                f"NETCL_PLATFORM={wanted!r} matches no OpenCL platform "
+                f"with a {kind} device; the platforms are {names}. "
+                "Unset it, or give part of one of these names.")
+        return RuntimeError(
+            f"no OpenCL {kind} device on the platforms {names}. "
+            'Use manager.default("auto") or install a driver for that kind.')
+    what = "device" if kind == "auto" else f"{kind} device"
+    lines = [f"No OpenCL {what} here can build a kernel. Tried:"]
+    for label, error in tried:
+        lines.append(f"  - {label}: {first_error_line(error)}")
+    if any("unknown target CPU" in error for _, error in tried):
+        lines.append(UNKNOWN_CPU)
+    lines.append(FIXES)
+    return RuntimeError("\n".join(lines))
+
+
 class DeviceManager:
-    """Hands out one cached ``Device`` per kind."""
+    """Hands out one cached ``Device`` per kind (and NETCL_PLATFORM)."""
 
     def __init__(self):
         self._cache = {}
@@ -81,22 +278,39 @@ class DeviceManager:
                 raise ValueError(
                     f"NETCL_DEVICE must be one of {KINDS}, got {kind!r}"
                 )
+        wanted = os.environ.get("NETCL_PLATFORM", "").strip()
         with self._lock:
-            if kind not in self._cache:
-                self._cache[kind] = self._open(kind)
-            return self._cache[kind]
+            key = (kind, wanted)
+            if key not in self._cache:
+                self._cache[key] = self._open(kind, wanted)
+            return self._cache[key]
 
-    def _open(self, kind):
-        order = ("gpu", "cpu") if kind == "auto" else (kind,)
-        for candidate in order:
-            devices = _devices(candidate)
-            if devices:
-                return Device(devices[0])
-        names = [p.name.strip() for p in _platforms()]
-        raise RuntimeError(
-            f"no OpenCL {kind} device on the platforms {names}. "
-            'Use manager.default("auto") or install a driver for that kind.'
-        )
+    def _open(self, kind, wanted):
+        all_platforms = platforms()
+        tried = []
+        for platform, cl_device in candidates(kind, wanted, all_platforms):
+            error, seconds = probe(cl_device)
+            if error is None:
+                for label, skipped in tried:
+                    warnings.warn(
+                        f"skipped {label}: {first_error_line(skipped)}; "
+                        f"using {_label(platform, cl_device)}",
+                        DeviceWarning, stacklevel=3)
+                return Device(cl_device, self._reason(
+                    kind, wanted, platform, tried, seconds))
+            tried.append((_label(platform, cl_device), error))
+        raise no_device_error(kind, wanted, tried, all_platforms)
+
+    @staticmethod
+    def _reason(kind, wanted, platform, tried, seconds):
+        rule = f"NETCL_PLATFORM={wanted!r}" if wanted else (
+            "GPUs before CPUs, PoCL first among CPUs, simulators left out"
+            if kind == "auto" else
+            f"kind {kind!r}, PoCL first among CPUs, simulators left out")
+        skipped = f"; {len(tried)} listed before it failed the test build" \
+            if tried else ""
+        return (f"the first candidate ({rule}) whose test kernel compiles "
+                f"and runs ({seconds * 1e3:.0f} ms){skipped}")
 
 
 manager = DeviceManager()

@@ -41,6 +41,8 @@ import threading
 
 import pyopencl as cl
 
+from netcl_lite.core.device import context_of
+
 KEEP_BYTES = 256 << 20     # idle bytes kept per queue, at most
 _ENABLED = os.environ.get("NETCL_POOL", "1") != "0"
 _lock = threading.Lock()
@@ -63,7 +65,7 @@ class _Pool:
             # 3 = the list + the loop variable + getrefcount's argument
             if sys.getrefcount(buffer) == 3:
                 return buffer
-        buffer = cl.Buffer(self.queue.context, cl.mem_flags.READ_WRITE, nbytes)
+        buffer = cl.Buffer(context_of(self.queue), cl.mem_flags.READ_WRITE, nbytes)
         listed.append(buffer)
         self.bytes += nbytes
         if self.bytes > self.limit:
@@ -85,13 +87,13 @@ def take(queue, nbytes):
     """A READ_WRITE cl.Buffer of ``nbytes`` for ``queue``: an idle one of the
     same size from the pool, else a new one (which the pool then tracks)."""
     if not _ENABLED:
-        return cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, nbytes)
+        return cl.Buffer(context_of(queue), cl.mem_flags.READ_WRITE, nbytes)
     with _lock:
         pool = _pools.get(queue.int_ptr)
         if pool is None:
             pool = _pools[queue.int_ptr] = _Pool(queue)
         if not pool.in_order:
-            return cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, nbytes)
+            return cl.Buffer(context_of(queue), cl.mem_flags.READ_WRITE, nbytes)
         return pool.take(nbytes)
 
 

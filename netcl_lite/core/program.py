@@ -18,6 +18,7 @@ array([3., 3., 3., 3., 3.], dtype=float32)
 import pathlib
 import re
 import threading
+import warnings
 
 import pyopencl as cl
 
@@ -33,6 +34,10 @@ _signatures = {}  # program name -> {kernel name -> [Param]} (core/signature.py)
 # (id(queue), program, options) -> (queue, kernels, signatures): what launch
 # needs, found without asking pyopencl for the queue's context each time
 _by_queue = {}
+# (program, options) -> the compiler's log of its last build, kept for
+# ``python -m netcl_lite.doctor --build-log`` instead of printed: Intel's
+# compiler fills it with vectorizer remarks even when all is well
+build_logs = {}
 _traces = []  # open ``trace()`` logs; each launch appends "program.cl:kernel"
 # A cached cl.Kernel holds its arguments: setting them and enqueueing must not
 # interleave between threads (OpenCL: clSetKernelArg is not thread-safe).
@@ -82,7 +87,8 @@ def kernels(context, program, options=()):
         key = (program, tuple(options))
         if key not in per_context:
             source = kernel_source(program)
-            built = cl.Program(context, source).build(list(options))
+            built = build(context, source, options)
+            build_logs[key] = build_log(built)
             found = {k.function_name: k for k in built.all_kernels()}
             signatures = parse_signatures(source)   # what launch checks against
             unread = sorted(set(found) - set(signatures))
@@ -94,6 +100,26 @@ def kernels(context, program, options=()):
             _signatures[program] = signatures
             per_context[key] = found
         return per_context[key]
+
+
+def build(context, source, options=()):
+    """``cl.Program(context, source).build(options)``, without pyopencl's
+    "Non-empty compiler output" warning on success. A failed build still
+    raises, with the compiler's log in the message."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", cl.CompilerWarning)
+        return cl.Program(context, source).build(list(options))
+
+
+def build_log(built):
+    """The compiler's messages for a built program, one block per device
+    that said anything ("" when all were silent)."""
+    logs = []
+    for device in built.devices:
+        text = built.get_build_info(device, cl.program_build_info.LOG)
+        if text and text.strip():
+            logs.append(f"[{device.name.strip()}]\n{text.strip()}")
+    return "\n".join(logs)
 
 
 def launch(queue, program, name, global_size, local_size, *args, options=()):

@@ -22,6 +22,7 @@ import numpy as np
 import pyopencl as cl
 
 from netcl_lite.core import pool
+from netcl_lite.core.device import context_of
 from netcl_lite.core.program import note_allocation
 
 FLOAT = np.dtype(np.float32)
@@ -216,7 +217,7 @@ class Tensor:
         # through the queue (enqueue_copy) would first wait for every kernel
         # queued before it: mid-step (the targets of a loss) that stalls the
         # device while Python catches up.
-        buffer = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE |
+        buffer = cl.Buffer(context_of(queue), cl.mem_flags.READ_WRITE |
                            cl.mem_flags.COPY_HOST_PTR, hostbuf=array)
         note_allocation(nbytes)
         out = cls._wrap(queue, buffer, shape, dtype)

@@ -78,7 +78,8 @@ def test_backward_checks_the_explicit_grad(queue):
     ints = Tensor.from_host(queue, np.ones(3, np.int32))
     with pytest.raises(ValueError, match="int32"):
         tape.backward(y, grad=ints)
-    other = cl.CommandQueue(cl.Context([queue.device]))
+    context = cl.Context([queue.device])     # held: see core/device.py
+    other = cl.CommandQueue(context)
     with pytest.raises(ValueError, match="another OpenCL context"):
         tape.backward(y, grad=Tensor.from_host(other, np.ones(3)))
     with pytest.raises(ValueError, match="ndarray"):
