@@ -4,6 +4,7 @@
 #   make pdf      install, then the whole course as one PDF (_build/course.pdf)
 #   make lab      open the chapters in JupyterLab
 #   make bench    benchmarks (ratios against numpy, torch, tiktoken)
+#   make test-intel  the library's kernel tests on Intel's OpenCL CPU runtime
 
 # An active virtualenv, or an active conda env other than base, is used as
 # it is; otherwise everything goes into a local .venv.
@@ -17,7 +18,7 @@ endif
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.netcl_lite-installed
 
-.PHONY: install test course site pdf lab bench clean
+.PHONY: install test test-intel course site pdf lab bench clean
 
 install: $(STAMP)
 
@@ -25,12 +26,22 @@ $(STAMP): pyproject.toml
 	@test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[dev]"
+	bash tools/ensure_opencl.sh $(PY)
 	@touch $(STAMP)
 
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with chapters/sanitize.cfg
 
 test: install
 	$(PY) -m pytest tests chapters $(NBVAL)
+
+# The same kernels on a second OpenCL implementation: Intel's CPU runtime
+# from PyPI (the [intel] extra), selected by name. The chapters' stored
+# outputs were made on PoCL, so this runs the library's tests only.
+INTEL_TESTS := tests/ops tests/nn tests/core tests/hardening tests/test_optim.py
+
+test-intel: install
+	$(PY) -m pip install --quiet -e ".[intel]"
+	NETCL_PLATFORM=intel $(PY) -m pytest $(INTEL_TESTS)
 
 # The static course, from the chapters' stored outputs (tools/build_site.py):
 # _build/html/index.html. `make site` rebuilds it without the install step.

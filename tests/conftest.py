@@ -13,6 +13,15 @@ def pytest_configure(config):
                    "(listed in tests/oclgrind.txt)")
 
 
+def pytest_report_header(config):
+    """Which OpenCL implementation this run tests (NETCL_PLATFORM picks)."""
+    try:
+        dev = manager.default("auto")
+    except RuntimeError as err:
+        return f"netcl_lite device: none ({str(err).splitlines()[0]})"
+    return f"netcl_lite device: {dev.name} on {dev.platform} [{dev.kind}]"
+
+
 def pytest_collection_modifyitems(config, items):
     prefixes = tuple(oclgrind_subset())
     for item in items:

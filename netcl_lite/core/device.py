@@ -22,7 +22,8 @@ test kernel (build and run) before it chooses, by this rule:
 3. the kind: "auto" tries GPUs first, then CPUs (``NETCL_DEVICE``, "cpu"
    or "gpu", overrides "auto"); "cpu" and "gpu" try only that kind;
 4. among CPUs, PoCL comes before other implementations (the course's
-   stored outputs were made with it); otherwise the ICD loader's order;
+   stored outputs were made with it), and a newer PoCL before an older
+   one (its LLVM knows more CPUs); otherwise the ICD loader's order;
 5. the first candidate whose test kernel builds and runs is chosen. Each
    one skipped on the way gives a one-line warning that says why. When
    none works, a RuntimeError lists every platform tried, its error, and
@@ -150,6 +151,20 @@ def is_pocl(platform):
     return "portable computing language" in platform.name.lower()
 
 
+def pocl_version(platform):
+    """(3, 1) from "OpenCL 3.0 PoCL 3.1+debian ...", (0,) when not PoCL."""
+    found = re.search(r"PoCL (\d+)\.(\d+)", platform.version)
+    return tuple(map(int, found.groups())) if found else (0,)
+
+
+def cpu_rank(platform):
+    """Sort key of CPU platforms: PoCL first, the newest PoCL first (a
+    newer LLVM knows newer CPUs), then the rest."""
+    if not is_pocl(platform):
+        return (1, ())
+    return (0, tuple(-v for v in pocl_version(platform)))
+
+
 def kind_of(cl_device):
     return "gpu" if cl_device.type & cl.device_type.GPU else "cpu"
 
@@ -176,8 +191,8 @@ def candidates(kind, wanted=None, found=None):
     for want in order:
         of_kind = [(p, d) for p in found for d in _devices(p)
                    if kind_of(d) == want]
-        if want == "cpu":   # PoCL first; sorted() keeps the loader's order
-            of_kind = sorted(of_kind, key=lambda pd: not is_pocl(pd[0]))
+        if want == "cpu":   # sorted() keeps the loader's order among equals
+            of_kind = sorted(of_kind, key=lambda pd: cpu_rank(pd[0]))
         pairs += of_kind
     return pairs
 
@@ -304,9 +319,11 @@ class DeviceManager:
     @staticmethod
     def _reason(kind, wanted, platform, tried, seconds):
         rule = f"NETCL_PLATFORM={wanted!r}" if wanted else (
-            "GPUs before CPUs, PoCL first among CPUs, simulators left out"
+            "GPUs before CPUs, PoCL first and newest first among CPUs, "
+            "simulators left out"
             if kind == "auto" else
-            f"kind {kind!r}, PoCL first among CPUs, simulators left out")
+            f"kind {kind!r}, PoCL first and newest first among CPUs, "
+            "simulators left out")
         skipped = f"; {len(tried)} listed before it failed the test build" \
             if tried else ""
         return (f"the first candidate ({rule}) whose test kernel compiles "

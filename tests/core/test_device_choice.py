@@ -137,10 +137,17 @@ def test_pocl_comes_before_other_cpu_implementations(machine):
     assert manager.default("auto").name == "cpu-skylake-avx512-AMD EPYC"
 
 
-def test_among_pocls_the_loaders_order_decides(machine):
-    manager = machine([debian_pocl(), pip_pocl()])
+def test_among_pocls_the_newest_comes_first(machine):
+    manager = machine([pip_pocl(), debian_pocl()])
     assert manager.default("cpu").name == "cpu-skylake-avx512-AMD EPYC"
     assert machine.tried == ["cpu-skylake-avx512-AMD EPYC"]   # one probe
+
+
+def test_otherwise_the_loaders_order_decides(machine):
+    second = FakePlatform("Other CL", "OpenCL 1.2", [FakeDevice("cpu2")])
+    third = FakePlatform("Third CL", "OpenCL 1.2", [FakeDevice("cpu3")])
+    assert machine([second, third]).default("cpu").name == "cpu2"
+    assert machine([third, second]).default("cpu").name == "cpu3"
 
 
 def test_auto_prefers_a_gpu_and_never_a_simulator(machine):

@@ -1,7 +1,6 @@
 import functools
 
 import numpy as np
-import pyopencl as cl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -10,7 +9,7 @@ import netcl_lite.autograd as ag
 import netcl_lite.functional as F
 import numpy_ref as ref
 from gradcheck import check_op
-from netcl_lite.core.program import kernel_source, trace
+from netcl_lite.core.program import build, kernel_source, trace
 from netcl_lite.core.tensor import Tensor
 
 
@@ -62,8 +61,8 @@ def test_rope_is_relative(queue, rng):
 
 def _float_angle_rope(queue):
     """rope with the kernel built by -D ROPE_FLOAT_ANGLES (the no-fp64 path)."""
-    prg = cl.Program(queue.context, kernel_source("rope")).build(
-        options=["-D", "ROPE_FLOAT_ANGLES"])
+    prg = build(queue.context, kernel_source("rope"),
+                ["-D", "ROPE_FLOAT_ANGLES"])
     table_k, fwd_k = prg.rope_table, prg.rope_forward
 
     def rope(x, offset):
