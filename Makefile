@@ -41,7 +41,7 @@ INTEL_TESTS := tests/ops tests/nn tests/core tests/hardening tests/test_optim.py
 
 test-intel: install
 	$(PY) -m pip install --quiet -e ".[intel]"
-	NETCL_PLATFORM=intel $(PY) -m pytest $(INTEL_TESTS)
+	NETCL_PLATFORM=intel NETCL_REQUIRE_INTEL=1 $(PY) -m pytest $(INTEL_TESTS)
 
 # The static course, from the chapters' stored outputs (tools/build_site.py):
 # _build/html/index.html. `make site` rebuilds it without the install step.

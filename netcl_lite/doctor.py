@@ -38,6 +38,7 @@ import pyopencl as cl
 from netcl_lite.core import device as device_module
 from netcl_lite.core import icd, program, tune
 from netcl_lite.core.device import manager
+from netcl_lite.functional.matmul import tile_config
 
 ENV_VARS = ("NETCL_DEVICE", "NETCL_PLATFORM", "NETCL_TUNE", "NETCL_RETUNE",
             "NETCL_TUNE_CACHE", "OCL_ICD_VENDORS", "POCL_DEVICES",
@@ -144,7 +145,6 @@ def print_choice(build_log):
     print(f"device      {dev.name} on {dev.platform} [{dev.kind}]")
     print(f"why         {dev.reason}")
     section("matmul tile (core/tune.py)")
-    from netcl_lite.functional.matmul import tile_config
     config = tile_config(dev.queue)
     print("tile        " + ", ".join(f"{k}={v}" for k, v in sorted(config.items())))
     path = tune.cache_path()

@@ -2,6 +2,9 @@
 
     core -> autograd -> functional -> nn, optim      (text and viz stand alone)
 
+(``doctor.py``, the report of ``python -m netcl_lite.doctor``, reads core
+and functional);
+
 and every import sits at the top of its file (no import hidden in a
 function to dodge a cycle)."""
 
@@ -22,6 +25,7 @@ ALLOWED = {
     "optim": {"core", "autograd", "functional", "optim"},
     "text": {"text"},
     "viz": {"viz"},  # the interactive figures: matplotlib and HTML only
+    "doctor": {"core", "functional"},  # reports on the device; above all
 }
 FILES = sorted(p for p in PACKAGE.rglob("*.py") if p != PACKAGE / "__init__.py")
 
