@@ -125,8 +125,10 @@ def scaled_dot_product_attention(q, k, v, causal=True, scale=None):
     q (..., H, Sq, d), k (..., HKV, Sk, d), v (..., HKV, Sk, dv); H == HKV
     (or the same leading dims) is plain attention.
     # GQA: query head h reads kv head h // (H // HKV), with no copies.
-    Runs the fused kernel (``flash_attention``, no (Sq, Sk) buffer); head
-    dims above 256 fall back to ``attention_naive``.
+    Runs fused attention (no (Sq, Sk) buffer), whose kernel suits the
+    device: the fast one on a CPU, the simple one on a GPU (the table is in
+    ``flash_attention.fused_attention``); head dims above 256 fall back to
+    ``attention_naive``.
     """
     q, k, v = nodes(q, k, v, dtype=None, op="scaled_dot_product_attention")
     batch, H, HKV = check_qkv("scaled_dot_product_attention", q, k, v)

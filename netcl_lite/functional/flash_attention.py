@@ -13,7 +13,8 @@ keeps (its logsumexp), FlashAttention-2 style.
 GQA: query head h reads kv head h // (H // HKV) straight from k and v, no
 copies; when q and k have the same leading dims it is plain attention.
 ``fast=False`` runs the plain kernel of the same algorithm instead
-(``flash_attention_simple.py``): the one to read first.
+(``flash_attention_simple.py``): the one to read first. A GPU runs the plain
+one in any case: the fast kernel is shaped for a CPU (``fused_attention``).
 
 >>> import numpy as np
 >>> import netcl_lite.functional as F
@@ -33,6 +34,8 @@ array([[10.  ,  1.  ],
 import math
 import numbers
 
+import pyopencl as cl
+
 from netcl_lite.autograd import nodes, record
 from netcl_lite.core.program import LOCAL_1D, ceil_div, launch
 from netcl_lite.core.tensor import Tensor
@@ -44,6 +47,9 @@ from netcl_lite.functional.flash_attention_simple import simple_attention
 RT, TR, TC = 2, 6, 16
 DMAX = 256       # the kernel's largest head dim
 LOG2E = 1.4426950408889634
+# Device types that are not a CPU, or not only one: Oclgrind reports
+# CPU | GPU | ACCELERATOR at once, and stands in for a GPU here.
+NOT_A_CPU = cl.device_type.GPU | cl.device_type.ACCELERATOR
 
 
 def score_scale(d, scale=None, op="attention"):
@@ -92,7 +98,8 @@ def flash_attention(q, k, v, causal=True, fast=True, scale=None):
     ``scale`` replaces 1/sqrt(d) when given (the kernels take it as an
     argument). Memory: O(S d) per head (the output, one logsumexp per row,
     packed copies of k and v); never (Sq, Sk). d and dv are at most 256 for
-    the fast kernel; ``fast=False`` runs the plain one (any d).
+    the fast kernel; ``fast=False`` runs the plain one (any d), and so does
+    a GPU (``fused_attention`` chooses).
     """
     q, k, v = nodes(q, k, v, dtype=None, op="flash_attention")
     batch, H, HKV = check_qkv("flash_attention", q, k, v)
@@ -106,9 +113,60 @@ def flash_attention(q, k, v, causal=True, fast=True, scale=None):
     return fused_attention(q, k, v, causal, batch, H, HKV, sm)
 
 
+def kernel_for(device):
+    """"fast" (kernels/flash_attention.cl) or "simple"
+    (kernels/flash_attention_simple.cl): the kernel for a ``pyopencl.Device``
+    (only its ``type`` is read). The rule, and why, is ``fused_attention``'s.
+
+    >>> from types import SimpleNamespace
+    >>> kernel_for(SimpleNamespace(type=cl.device_type.CPU))
+    'fast'
+    >>> kernel_for(SimpleNamespace(type=cl.device_type.GPU))
+    'simple'
+    """
+    cpu = device.type & cl.device_type.CPU
+    return "fast" if cpu and not device.type & NOT_A_CPU else "simple"
+
+
 def fused_attention(q, k, v, causal, batch, H, HKV, sm=None):
-    """The fast kernel on nodes that ``check_qkv`` has passed, d, dv <= DMAX;
-    ``sm`` is the factor on q k^T (a checked ``score_scale``)."""
+    """Fused attention on nodes that ``check_qkv`` has passed, d, dv <= DMAX;
+    ``sm`` is the factor on q k^T (a checked ``score_scale``).
+
+    ``F.scaled_dot_product_attention`` and ``F.flash_attention`` (fast=True)
+    both come here, and here alone the kernel is chosen:
+
+        device type          d, dv    kernel
+        CPU                  <= 256   flash_attention.cl (fast_attention)
+        GPU, accelerator,    <= 256   flash_attention_simple.cl
+          Oclgrind                    (simple_attention)
+        any                  > 256    not here: scaled_dot_product_attention
+                                      runs attention_naive, flash_attention
+                                      raises a ValueError
+
+    Why: a work-item of the fast kernel holds its rows in private arrays,
+    27.7 KB in the forward (``a``, ``acc``, ``s``: 12 rows of DMAX floats,
+    twice, and 12 x 64 scores), 21.6 KB in backward_dq, 29.7 KB in
+    backward_dkv. A CPU keeps that in its caches. A GPU keeps a
+    work-item's private values in registers, about 1 KB of them; the rest
+    spills to slow off-chip memory, or the kernel fails to launch. The
+    simple kernel keeps a few scalars per work-item (its output row sits in
+    global memory), so it fits a GPU at any head dim.
+
+    OpenCL has no portable query for the private memory a device offers a
+    work-item (CL_KERNEL_PRIVATE_MEM_SIZE says what a built kernel uses, and
+    PoCL answers 1024 bytes for each of these), so the device type is the
+    practical rule (``kernel_for``). Both kernels record the op
+    "flash_attention", so a tape reads the same on every device.
+    """
+    if kernel_for(q.queue.device) == "simple":
+        return simple_attention(q, k, v, causal, batch, H, HKV, sm,
+                                op="flash_attention")
+    return fast_attention(q, k, v, causal, batch, H, HKV, sm)
+
+
+def fast_attention(q, k, v, causal, batch, H, HKV, sm=None):
+    """The fast kernel, on any device (``fused_attention`` runs it on a CPU
+    only); the same arguments as ``fused_attention``."""
     *_, Sq, D = q.shape
     Sk, DV = k.shape[-2], v.shape[-1]
     rep = H // HKV

@@ -7,6 +7,14 @@ time and keeps a running max m, a running sum l and the output row
 (online softmax); no S x S matrix, no packing, no blocking. Read it
 before the fast kernel, which adds register tiles and packed panels.
 
+It is also the kernel a GPU runs (``fused_attention`` chooses). Its private
+memory: a work-item keeps only scalars, m, l, one score, a few indices,
+under 100 bytes at any head dim, because it adds into its output row where
+that row lies, in global memory (``o`` in the kernel). That fits a GPU's
+registers; the price is a read and a write of the row per key, which the
+fast kernel avoids by keeping 12 rows in 27 KB of private arrays (fine on
+a CPU, too much for a GPU work-item).
+
     q (..., H, Sq, d)   k (..., HKV, Sk, d)   v (..., HKV, Sk, dv)
     -> (..., H, Sq, dv)
 
@@ -33,8 +41,10 @@ from netcl_lite.core.tensor import Tensor
 from netcl_lite.core.validate import check_qkv
 
 
-def simple_attention(q, k, v, causal, batch, H, HKV, scale=None):
-    """The plain kernel on nodes that ``check_qkv`` has passed."""
+def simple_attention(q, k, v, causal, batch, H, HKV, scale=None,
+                     op="flash_attention_simple"):
+    """The plain kernel on nodes that ``check_qkv`` has passed; ``op``: the
+    name the tape records (``fused_attention`` keeps "flash_attention")."""
     *_, Sq, D = q.shape
     Sk, DV = k.shape[-2], v.shape[-1]
     rep = H // HKV                          # GQA: query heads per kv head
@@ -60,7 +70,7 @@ def simple_attention(q, k, v, causal, batch, H, HKV, scale=None):
                BHKV, rep, Sq, Sk, D, DV, scale, causal)
         return gq, gk, gv
 
-    return record(out, (q, k, v), backward, "flash_attention_simple")
+    return record(out, (q, k, v), backward, op)
 
 
 def flash_attention_simple(q, k, v, causal=True):

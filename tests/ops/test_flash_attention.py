@@ -1,5 +1,9 @@
 """The fused attention kernel (kernels/flash_attention.cl) against numpy and
-against the four-kernel path (F.attention_naive), its oracle."""
+against the four-kernel path (F.attention_naive), its oracle.
+
+F.flash_attention runs that kernel on a CPU and the simple one on a GPU
+(tests/ops/test_attention_device.py); ``fast`` below runs it on any device,
+so that Oclgrind, which reports itself as a GPU, still checks it."""
 
 import numpy as np
 import pytest
@@ -10,8 +14,12 @@ import netcl_lite.autograd as ag
 import netcl_lite.functional as F
 import numpy_ref as ref
 from gradcheck import check_op, run_op
+from netcl_lite.autograd import nodes
 from netcl_lite.core.program import trace
 from netcl_lite.core.tensor import Tensor
+from netcl_lite.core.validate import check_qkv
+from netcl_lite.functional.flash_attention import (fast_attention, kernel_for,
+                                                   score_scale)
 from netcl_lite.nn.transformer import RotaryAttention
 
 
@@ -38,6 +46,21 @@ def gqa_sdpa_vjp(q, k, v, g, causal):
         gk = gk.reshape(*k.shape[:-2], n, *k.shape[-2:]).sum(-3)
         gv = gv.reshape(*v.shape[:-2], n, *v.shape[-2:]).sum(-3)
     return [gq, gk, gv]
+
+
+def fast(q, k, v, causal=True):
+    """F.flash_attention on the fast kernel whatever the device."""
+    q, k, v = nodes(q, k, v, dtype=None, op="flash_attention")
+    batch, H, HKV = check_qkv("flash_attention", q, k, v)
+    return fast_attention(q, k, v, causal, batch, H, HKV,
+                          score_scale(q.shape[-1]))
+
+
+def forward_kernel(queue):
+    """The forward kernel that F.flash_attention runs on this queue's device."""
+    if kernel_for(queue.device) == "fast":
+        return "flash_attention.cl:flash_attention_forward"
+    return "flash_attention_simple.cl:flash_attention_simple_forward"
 
 
 def check_flash(queue, q, k, v, causal, op=F.flash_attention):
@@ -75,7 +98,7 @@ def test_sdpa_runs_the_fused_kernel(queue, rng, causal):
     q, k, v = make(rng, (2,), 4, 2, 37, 37, 16, 16)
     with trace() as ran:
         check_flash(queue, q, k, v, causal, op=F.scaled_dot_product_attention)
-    assert "flash_attention.cl:flash_attention_forward" in ran
+    assert forward_kernel(queue) in ran
     assert "softmax.cl:softmax_forward" not in ran
 
 
@@ -112,9 +135,11 @@ def test_twelve_row_work_items(queue, rng, causal):
         np.testing.assert_allclose(got_g, want_g, rtol=1e-4, atol=1e-5)
 
 
-def test_fully_masked_rows_are_zero_with_finite_gradients(queue, rng):
+# fast: the fast kernel also on a GPU, for Oclgrind's checks (tests/oclgrind.txt)
+@pytest.mark.parametrize("op", [F.flash_attention, fast], ids=["op", "fast"])
+def test_fully_masked_rows_are_zero_with_finite_gradients(queue, rng, op):
     q, k, v = make(rng, (), 1, 1, 8, 3, 4, 4)   # Sq > Sk: rows 0..4 see nothing
-    out, grads = run_op(queue, F.flash_attention, [q, k, v],
+    out, grads = run_op(queue, op, [q, k, v],
                         rng.standard_normal((1, 8, 4)))
     assert np.array_equal(out[0, :5], np.zeros((5, 4)))
     assert all(np.isfinite(g).all() for g in grads)
@@ -192,7 +217,7 @@ def test_rotary_attention_passes_kv_heads_without_copies(queue, rng):
         y = attn(ag.tensor(x))
         loss = F.sum(F.mul(y, y))
     tape.backward(loss)
-    assert "flash_attention.cl:flash_attention_forward" in ran
+    assert forward_kernel(queue) in ran
     assert not any(name.startswith("repeat_kv.cl") for name in ran)
 
 
