@@ -1,12 +1,13 @@
 """`make bench`: one run, one report. Prints markdown tables and writes
 ``figures/bench_kernels.png``.
 
-    python bench/report.py [--no-course] [--no-tokenizer]
+    python bench/report.py [--no-course] [--no-tokenizer] [--no-implementations]
 
 - kernels (bench/kernels.py): matmul GFLOP/s and attention ms / memory next
   to numpy and torch, chapter 09's training step and KV-cache generation
   against a torch twin (bench/train_step.py), kernel build cold and warm
 - tokenizer (bench/tokenizer.py, when present): its own table
+- each OpenCL implementation found here (bench/implementations.py)
 - the whole course (bench/course.py): every chapter notebook executed
 """
 
@@ -98,6 +99,10 @@ def main(argv):
         if table:
             print("\nTokenizer (bench/tokenizer.py):\n")
             print(table)
+    if "--no-implementations" not in argv:
+        import implementations
+        print()
+        implementations.main([])
     if "--no-course" not in argv:
         import course
         print("\nThe whole course, every chapter notebook executed:\n")
