@@ -40,15 +40,18 @@ __kernel void matmul_forward(__global const float *A, __global const float *B,
 //   * A is read in place through its strides (A, or A^T for the backward):
 //     the MR numbers of column k sit in MR rows, or side by side. A long A^T
 //     (K > 512: the weight gradient X^T @ G over many tokens) is first
-//     copied by matmul_pack_ab into zero-padded panels of MR rows.
+//     copied by matmul_pack_ab into zero-padded panels of MR rows; so is
+//     an A of fewer rows than the tile (8-13 rows under a 14-row tile), by
+//     matmul_pack_a, or by matmul_pack_ab when B is packed too.
 //   * B is read in place when its rows are contiguous and VW-aligned
 //     (ldb = its row stride); otherwise (B^T, odd N, or a long K) matmul_pack_b
 //     first copies it into zero-padded panels (ldb = NR).
 //   * No bounds tests in the K loop: the last row panel shifts back to end
 //     at row M (and the last column panel, when B is in place, to column
 //     N); it recomputes a few rows of the panel before and stores only its
-//     own. So M >= MR, and N >= NR when B is in place (python checks).
-//     A packed panel needs no shift: its rows past M are zeros, not stored.
+//     own. So M >= MR when A is in place, and N >= NR when B is (python
+//     checks). A packed panel needs no shift: its rows past M (for B, its
+//     columns past N) are zeros, computed and not stored.
 // VW, TILE_M, TILE_V are build options picked for the device
 // (netcl_lite/core/tune.py); the defaults below are the AVX2 tile, 6 x 16.
 // ---------------------------------------------------------------------------
@@ -113,8 +116,26 @@ __kernel void matmul_pack_b(__global const float *restrict B,
               b_cs, (bp - b * PN) * NR, N);
 }
 
+// Ap is (batch, PM, K, MR), PM = ceil(M / MR): Ap[b, p, k, r] = A[b, p*MR+r, k],
+// zeros past M. Global size (batch * PM, ceil(K / PACK_ROWS)). For an A of
+// fewer rows than a tile, with B in place: one panel, MR - M rows of zeros.
+__kernel void matmul_pack_a(__global const float *restrict A,
+                            __global float *restrict Ap,
+                            const int batch, const int M, const int K,
+                            const long a_bs, const int a_rs, const int a_cs) {
+    int t = get_global_id(0);                 // t = b * PM + p
+    int k0 = get_global_id(1) * PACK_ROWS;
+    int PM = (M + MR - 1) / MR;
+    if (k0 >= K || t >= batch * PM) return;
+    int k1 = K - k0 < PACK_ROWS ? K : k0 + PACK_ROWS;
+    int b = t / PM;
+    pack_rows(A + b * a_bs, Ap + ((long)t * K + k0) * MR, MR, k0, k1, a_cs,
+              a_rs, (t - b * PM) * MR, M);
+}
+
 // Both operands of a long A^T @ B, the weight gradient X^T @ G, in one launch
-// (one launch fewer per product; a launch costs tens of microseconds).
+// (one launch fewer per product; a launch costs tens of microseconds); also
+// a few-row A (matmul_pack_a) whose B must be packed too.
 // Ap is (batch, PM, K, MR), PM = ceil(M / MR): Ap[b, p, k, r] = A[b, p*MR+r, k],
 // zeros past M; Bp as in matmul_pack_b, with b_batch = 1 for a shared B.
 // A^T is packed because, read in place, each k of a tile is a new cache line
@@ -205,10 +226,11 @@ WIDE __kernel void matmul_tiled(__global const float *A,
 }
 
 // ---------------------------------------------------------------------------
-// Few rows: C = A @ B when A has fewer rows than a tile (M < MR). Decoding
-// with a KV cache multiplies one token's row by every weight matrix; a tile
-// of MR rows would compute padding, and matmul_forward walks B down its
-// columns (measured: 1 x 128 @ 128 x 1024 took 0.2-0.4 ms in it).
+// Few rows: C = A @ B when A has fewer than 8 rows (M < FEW_ROWS, python;
+// the same rule for every tile). Decoding with a KV cache multiplies one
+// token's row by every weight matrix; a tile of MR rows would compute
+// padding, and matmul_forward walks B down its columns (measured:
+// 1 x 128 @ 128 x 1024 took 0.2-0.4 ms in it).
 // Here one work-item owns nv vectors (nv * VW consecutive columns) of one
 // row of C and streams B's rows, reading each number of B once per row:
 //     acc[v] += A[b, i, k] * B[b, k, j + v*VW .. j + v*VW + VW)    k < K

@@ -17,10 +17,13 @@ Three kernels compute the same product. ``matmul_forward`` is the simple
 one (one work-item per output value): the chapters read it and the tests use
 it as the oracle. ``matmul_tiled`` keeps a tile of C in vector registers
 (``kernels/register_tile.cl``; about 0.8-1x numpy's speed on a CPU), reads
-A and B in place or from packed panels (``matmul_pack_b``, ``matmul_pack_ab``);
+A and B in place or from packed panels (``matmul_pack_a``, ``_b``, ``_ab``);
 it runs whenever the product is big enough. Its tile is chosen for the
 device (``netcl_lite/core/tune.py``). ``matmul_few_rows`` serves A with
-fewer rows than a tile, such as the one new token of KV-cache decoding.
+fewer than FEW_ROWS (8) rows, such as the one new token of KV-cache
+decoding. Which of the two runs depends on the shape only, never on the
+tile, so every tile runs the same kernels (a tile of 14 rows packs 8-13 rows
+of A into one zero-padded panel instead).
 ``F.matmul(a, b, fast=False)`` (or ``F.matmul_simple``) forces the simple one:
 
 >>> F.matmul_simple(a, a).value.to_host()
@@ -39,7 +42,8 @@ from netcl_lite.core.tune import matmul_config, options
 from netcl_lite.core.validate import min_ndim
 
 FAST_MIN_MNK = 48 ** 3  # below: the simple kernel is faster (one launch, no tile)
-FEW_ROWS = 8            # M below this and N*K >= FEW_ROWS_MIN_NK: matmul_few_rows
+FEW_ROWS = 8            # M below this: matmul_few_rows, for every tile (and the
+                        # fast path at any M*N*K once N*K >= FEW_ROWS_MIN_NK)
 FEW_ROWS_MIN_NK = 64 * 64
 LOCAL_FEW = (8,)        # matmul_tiled's work-group when it has few work-items
 FEW_V = 8               # vectors of C per work-item in matmul_few_rows (at most)
@@ -135,13 +139,19 @@ def _square(a, config):
 
 def matmul_tiled_strided(a, b, batch, M, N, K, a_strides, b_strides, config=None):
     """C (batch, M, N) = A @ B with the register tile (same strides);
-    ``config``: the tile's build macros (default: ``tile_config``)."""
+    ``config``: the tile's build macros (default: ``tile_config``).
+
+    M < FEW_ROWS goes to ``matmul_few_rows``, whatever the tile. A with
+    fewer rows than the tile (8-13 rows, 14-row tile) is packed into one
+    zero-padded panel: read in place, the last panel would shift back to
+    end at row M and start before row 0.
+    """
     queue = a.queue
     cfg = config or tile_config(queue)
     VW, MR = cfg["VW"], cfg["TILE_M"]
     NR = cfg["TILE_V"] * VW
     opts = options(cfg)
-    if M < MR:   # too few rows for one tile
+    if M < FEW_ROWS:   # a row per work-item beats a tile of padding
         return matmul_few_rows_strided(a, b, batch, M, N, K, a_strides,
                                        b_strides, cfg)
     if K == 0:
@@ -151,33 +161,40 @@ def matmul_tiled_strided(a, b, batch, M, N, K, a_strides, b_strides, config=None
         return out
     PM, PN = ceil_div(M, MR), ceil_div(N, NR)
     a_in_place = _a_in_place(K, a_strides)
+    # Fewer rows than the tile: one packed panel, zero rows past M. B's rule
+    # stays that of A in place: one row panel reads B once, so packing B too
+    # only adds a copy (measured, 14-row tile, (13 x 2048) @ (2048 x 128):
+    # 316 us with B in place, 354 us packed).
+    pack_a = M < MR or not a_in_place
+    pack_b = not _b_in_place(N, K, b_strides, VW, NR, a_in_place)
     b_batch = 1 if b_strides[0] == 0 else batch
+    k_blocks = ceil_div(K, PACK_ROWS)
     aq, a_st, a_packed = a, a_strides, 0
-    if _b_in_place(N, K, b_strides, VW, NR, a_in_place):
-        bq, b_bs, b_ps, ldb, packed = b, b_strides[0], NR, b_strides[1], 0
-    else:   # copy B (or B^T) into zero-padded panels of NR columns, once
+    bq, b_bs, b_ps, ldb, b_packed = b, b_strides[0], NR, b_strides[1], 0
+    if pack_a:   # copy A (or A^T) into zero-padded panels of MR rows, once
+        aq = Tensor.empty(queue, (batch, PM, K, MR))
+        a_st, a_packed = (PM * K * MR, 1, MR), 1
+    if pack_b:   # copy B (or B^T) into zero-padded panels of NR columns, once
         bq = Tensor.empty(queue, (b_batch, PN, K, NR))
         b_bs = 0 if b_batch == 1 else PN * K * NR
-        b_ps, ldb, packed = K * NR, NR, 1
-        if a_in_place:
-            launch(queue, "matmul", "matmul_pack_b",
-                   (b_batch * PN, ceil_div(K, PACK_ROWS)), LOCAL_2D, b, bq,
-                   b_batch, K, N, np.int64(b_strides[0]), b_strides[1],
-                   b_strides[2], options=opts)
-        else:   # and A^T into panels of MR rows (B is then always packed)
-            aq = Tensor.empty(queue, (batch, PM, K, MR))
-            launch(queue, "matmul", "matmul_pack_ab",
-                   (batch * PM + b_batch * PN, ceil_div(K, PACK_ROWS)),
-                   LOCAL_2D, a, b, aq, bq, batch, b_batch, M, N, K,
-                   np.int64(a_strides[0]), a_strides[1], a_strides[2],
-                   np.int64(b_strides[0]), b_strides[1], b_strides[2],
-                   options=opts)
-            a_st, a_packed = (PM * K * MR, 1, MR), 1
+        b_ps, ldb, b_packed = K * NR, NR, 1
+    a_args = (np.int64(a_strides[0]), a_strides[1], a_strides[2])
+    b_args = (np.int64(b_strides[0]), b_strides[1], b_strides[2])
+    if pack_a and pack_b:   # both in one launch (the weight gradient)
+        launch(queue, "matmul", "matmul_pack_ab",
+               (batch * PM + b_batch * PN, k_blocks), LOCAL_2D, a, b, aq, bq,
+               batch, b_batch, M, N, K, *a_args, *b_args, options=opts)
+    elif pack_a:
+        launch(queue, "matmul", "matmul_pack_a", (batch * PM, k_blocks),
+               LOCAL_2D, a, aq, batch, M, K, *a_args, options=opts)
+    elif pack_b:
+        launch(queue, "matmul", "matmul_pack_b", (b_batch * PN, k_blocks),
+               LOCAL_2D, b, bq, b_batch, K, N, *b_args, options=opts)
     RB = _row_blocks(batch, PM, PN)
     items = batch * ceil_div(PM, RB) * PN
     launch(queue, "matmul", "matmul_tiled", (items,), _tiled_local(items),
            aq, bq, out, batch, M, N, K, RB, np.int64(a_st[0]), a_st[1],
-           a_st[2], np.int64(b_bs), np.int64(b_ps), ldb, packed, a_packed,
+           a_st[2], np.int64(b_bs), np.int64(b_ps), ldb, b_packed, a_packed,
            options=opts)
     return out
 
@@ -187,9 +204,9 @@ def matmul_strided(a, b, batch, M, N, K, a_strides, b_strides, fast=None):
 
     Element (b, i, k) of A is ``a[b*a_bs + i*a_rs + k*a_cs]`` with
     ``a_strides = (a_bs, a_rs, a_cs)``; likewise B. ``fast=None`` picks the
-    tiled kernel when M*N*K >= FAST_MIN_MNK (``matmul_few_rows`` when M is
-    below the tile's rows), and ``matmul_few_rows`` for M < FEW_ROWS rows
-    times a matrix of N*K >= FEW_ROWS_MIN_NK; True/False force a path.
+    tiled kernel when M*N*K >= FAST_MIN_MNK (``matmul_few_rows`` when
+    M < FEW_ROWS), and ``matmul_few_rows`` for M < FEW_ROWS rows times a
+    matrix of N*K >= FEW_ROWS_MIN_NK; True/False force a path.
     """
     if fast is None:
         fast = M * N * K >= FAST_MIN_MNK or (
