@@ -9,7 +9,10 @@ CPU that runs AVX-512 natively wants float16 and 6 x 64. So:
    gives a few candidate tiles (``candidates``);
 2. on a CPU device, the first fast matmul in a process times each candidate
    on a 384^3 product (best of five, alternating, in CPU time; about 1-3 s with PoCL's
-   build cache cold, well under a second warm) and keeps the fastest;
+   build cache cold, well under a second warm). Another tile replaces the
+   first candidate only if it takes at least ``MARGIN`` (5%) less time
+   (``pick``): two tiles within noise of each other must not make the
+   choice a coin flip from one machine, or one run, to the next;
 3. the choice is cached on disk, one entry per device and driver, so later
    processes skip step 2.
 
@@ -20,6 +23,18 @@ new one); ``NETCL_TUNE=0`` never times and takes the device's first
 candidate. A GPU (or a simulator such as Oclgrind) is never timed: it gets
 the first candidate, a small float4 tile that is valid everywhere.
 
+Every tile in ``TILES`` computes the same products on any device (a float16
+tile on a float4 CPU is only slower), and a shape runs the same kernels
+under every tile (``functional/matmul.py``: fewer than FEW_ROWS rows go to
+``matmul_few_rows``, whatever the tile's height). So a tile can be forced,
+to test it or to compare two:
+
+- ``NETCL_TILE=16,14,2`` (VW,TILE_M,TILE_V, one of ``TILES``) for a whole
+  process (read at the first fast matmul): no timing, nothing cached; a
+  value not in ``TILES`` is a ValueError that lists them;
+- ``with forced_tile((16, 14, 2)):`` for a block of code (the tests run
+  each tile this way).
+
 >>> from netcl_lite.core.device import manager
 >>> from netcl_lite.functional.matmul import tile_config
 >>> cfg = tile_config(manager.default("cpu").queue)
@@ -27,6 +42,9 @@ the first candidate, a small float4 tile that is valid everywhere.
 ['TILE_M', 'TILE_V', 'VW']
 >>> cfg["VW"] in (4, 8, 16)
 True
+>>> with forced_tile((16, 14, 2)):               # any of TILES, any device
+...     tile_config(manager.default("cpu").queue)["TILE_M"]
+14
 """
 
 import json
@@ -41,9 +59,22 @@ import pyopencl as cl
 from netcl_lite.core.program import untraced
 from netcl_lite.core.tensor import Tensor
 
-VERSION = 1            # bump when the kernels change what a choice means
+VERSION = 2            # bump when a change (kernels, rule) makes old choices stale
 TUNE_N = 384           # the timed product is TUNE_N^3
+MARGIN = 0.05          # another tile must be this much faster than the first
+# The candidates by the CPU's preferred float vector width, best guess first
+# (see ``candidates``), and the one tile of a GPU.
+CPU_TILES = {16: [(16, 6, 4), (16, 14, 2), (8, 6, 2)],
+             8: [(8, 6, 2), (8, 4, 3)],
+             4: [(4, 6, 2), (4, 4, 4)]}
+GPU_TILES = [(4, 4, 2)]
+# Every tile any device may get, once each: what NETCL_TILE and forced_tile
+# accept, and what the tests run.
+TILES = list(dict.fromkeys([*(t for ts in CPU_TILES.values() for t in ts),
+                            *GPU_TILES]))
 _chosen = {}           # device key -> config, for this process
+_forced = None         # the config of the innermost ``forced_tile`` block
+_configs = {}          # tile -> its config, one dict per tile (see forced_tile)
 _by_queue = {}         # id(queue) -> (queue, config): the fast path
 _options = {}          # id(config) -> (config, build options)
 _lock = threading.Lock()
@@ -76,18 +107,98 @@ def candidates(device):
     AVX2 tile stays in the list; timing decides.
     """
     if not is_cpu(device):
-        return [(4, 4, 2)]
+        return list(GPU_TILES)
     width = device.preferred_vector_width_float
-    if width >= 16:
-        return [(16, 6, 4), (16, 14, 2), (8, 6, 2)]
-    if width >= 8:
-        return [(8, 6, 2), (8, 4, 3)]
-    return [(4, 6, 2), (4, 4, 4)]
+    for vw in (16, 8):
+        if width >= vw:
+            return list(CPU_TILES[vw])
+    return list(CPU_TILES[4])
 
 
 def as_config(tile):
     vw, m, v = tile
     return {"VW": vw, "TILE_M": m, "TILE_V": v}
+
+
+def parse_tile(text):
+    """A tile from its text "VW,TILE_M,TILE_V" (NETCL_TILE); one of TILES.
+
+    >>> parse_tile("16,14,2")
+    (16, 14, 2)
+    >>> parse_tile("16,14")
+    Traceback (most recent call last):
+    ...
+    ValueError: NETCL_TILE must be VW,TILE_M,TILE_V, one of 16,6,4 ...; got '16,14'
+    """
+    try:
+        tile = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        tile = None
+    if tile not in TILES:
+        forms = " ".join(",".join(map(str, t)) for t in TILES)
+        raise ValueError(f"NETCL_TILE must be VW,TILE_M,TILE_V, one of {forms}; "
+                         f"got {text!r}")
+    return tile
+
+
+def _config_of(tile):
+    """The one config dict of a tile: ``options`` caches by the dict's id."""
+    return _configs.setdefault(tile, as_config(tile))
+
+
+class forced_tile:
+    """Every fast matmul inside the block, on every device and in every
+    thread, uses ``tile`` (one of TILES), whatever the tuner chose.
+
+    >>> from netcl_lite.core.device import manager
+    >>> from netcl_lite.functional.matmul import tile_config
+    >>> queue = manager.default("cpu").queue
+    >>> with forced_tile((4, 4, 4)):
+    ...     sorted(tile_config(queue).items())
+    [('TILE_M', 4), ('TILE_V', 4), ('VW', 4)]
+    >>> forced_tile((4, 5, 6))
+    Traceback (most recent call last):
+    ...
+    ValueError: forced_tile: (4, 5, 6) is not one of TILES ...
+
+    Blocks nest; the innermost wins. The device's own choice is kept and
+    comes back after the block.
+    """
+
+    def __init__(self, tile):
+        if tuple(tile) not in TILES:
+            raise ValueError(f"forced_tile: {tuple(tile)} is not one of TILES "
+                             f"{TILES}")
+        self.tile = tuple(tile)
+
+    def __enter__(self):
+        global _forced
+        self.saved = _forced
+        _forced = _config_of(self.tile)
+        return self.tile
+
+    def __exit__(self, *exc):
+        global _forced
+        _forced = self.saved
+        return False
+
+
+def pick(tiles, seconds, margin=MARGIN):
+    """The tile to keep: the fastest, if it takes at least ``margin`` less
+    time than the first (the device's best guess), else the first.
+
+    0.475 ms against 0.479 ms is noise, and the first stays:
+
+    >>> pick([(8, 6, 2), (8, 4, 3)], {(8, 6, 2): 0.479, (8, 4, 3): 0.475})
+    (8, 6, 2)
+    >>> pick([(8, 6, 2), (8, 4, 3)], {(8, 6, 2): 0.479, (8, 4, 3): 0.400})
+    (8, 4, 3)
+    """
+    first = tiles[0]
+    fastest = min(tiles, key=seconds.get)
+    if seconds[fastest] <= (1 - margin) * seconds[first]:
+        return fastest
+    return first
 
 
 def options(config):
@@ -150,7 +261,11 @@ def matmul_config(queue, square):
     """The matmul tile for this queue's device: a dict of build macros.
 
     ``square(a, config)``: a @ a with a given tile, used only to time the
-    candidates (functional/matmul.py passes its tiled kernel)."""
+    candidates (functional/matmul.py passes its tiled kernel). In order: a
+    ``forced_tile`` block, then NETCL_TILE, then the cached or timed choice.
+    """
+    if _forced is not None:               # inside a forced_tile block
+        return _forced
     known = _by_queue.get(id(queue))      # every matmul asks: answer fast
     if known is not None:
         return known[1]
@@ -162,9 +277,12 @@ def matmul_config(queue, square):
             return _chosen[key]                            # so its id) alive
         tiles = candidates(device)
         choice = tiles[0]
-        timed = is_cpu(device) and len(tiles) > 1 and \
+        forced = os.environ.get("NETCL_TILE", "").strip()
+        timed = is_cpu(device) and len(tiles) > 1 and not forced and \
             os.environ.get("NETCL_TUNE", "1") != "0"
-        if timed:
+        if forced:                        # the whole process, untimed
+            choice = parse_tile(forced)
+        elif timed:
             cached = None if os.environ.get("NETCL_RETUNE") == "1" \
                 else _load().get(key)
             if cached and tuple(cached.get("tile", ())) in tiles:
@@ -173,10 +291,11 @@ def matmul_config(queue, square):
                 start = time.perf_counter()
                 with untraced():          # not the caller's launches
                     seconds = _time_tiles(queue, tiles, square)
-                choice = min(seconds, key=seconds.get)
+                choice = pick(tiles, seconds)
                 _store(key, {"tile": list(choice),
                              "ms": {str(list(t)): round(s * 1e3, 3)
                                     for t, s in seconds.items()},
+                             "margin": MARGIN,
                              "tuning_s": round(time.perf_counter() - start, 2)})
         _chosen[key] = as_config(choice)
         _by_queue[id(queue)] = (queue, _chosen[key])
