@@ -11,6 +11,8 @@ from netcl_lite.nn import DecoderConfig, DecoderLM
 from netcl_lite.nn.model import sample_next, swiglu_hidden
 from netcl_lite.optim import AdamW, clip_grad_norm, cosine_lr
 from numpy_ref.decoder import decoder_lm
+from numpy_ref.layers import cross_entropy
+from tiles import each_tile  # noqa: F401 (a fixture: once per matmul tile)
 
 
 def tiny(queue, **overrides):
@@ -31,6 +33,58 @@ def test_logits_match_numpy(queue, rng):
     assert model.num_parameters() == sum(a.size for a in p.values())
     last = model(ids, last_only=True).value.to_host()          # (B, 1, V)
     np.testing.assert_allclose(last, got[:, -1:], atol=1e-5)
+
+
+# The tiny model's products are all below the tiled kernel's threshold
+# (M*N*K >= 48^3), so it never meets the tile. This one's do: its rows
+# (B * S) are 5 (the few-rows kernel), 12 (one zero-padded panel of a
+# 14-row tile) and 45 (several panels, the last shifted back); its weight
+# gradients are X^T @ G with K = 12 rows.
+WIDE = dict(vocab_size=128, dim=96, n_layers=1, n_heads=4, n_kv_heads=2,
+            max_seq_len=16, hidden_dim=128, seed=2)
+WIDE_IDS = [(1, 5), (2, 6), (3, 15)]                    # (B, S) of each batch
+
+
+def host_params(model):
+    return {n: w.value.to_host().astype(np.float64)
+            for n, w in model.named_parameters()}
+
+
+@pytest.fixture(scope="module")
+def wide_reference(queue):
+    """What the numpy reference says about the wide model, once for every
+    tile: its logits for each batch of WIDE_IDS, and, for the loss on the
+    (2, 6) batch, its derivative along a random direction per weight
+    (central differences in float64)."""
+    rng = np.random.default_rng(5)
+    p = host_params(DecoderLM(queue, DecoderConfig(**WIDE)))
+    batches = [rng.integers(0, 128, size=shape) for shape in WIDE_IDS]
+    logits = [decoder_lm(ids, p, 1, 4, 2) for ids in batches]
+    ids, targets = batches[1], rng.integers(0, 128, size=WIDE_IDS[1])
+    directions = {n: rng.standard_normal(w.shape) for n, w in p.items()}
+
+    def loss(name, h):                   # the loss with p[name] + h * direction
+        shifted = dict(p, **{name: p[name] + h * directions[name]})
+        return float(cross_entropy(decoder_lm(ids, shifted, 1, 4, 2), targets))
+
+    slopes = {n: (loss(n, 1e-6) - loss(n, -1e-6)) / 2e-6 for n in p}
+    return batches, logits, targets, directions, slopes
+
+
+def test_wide_model_matches_numpy_under_every_tile(queue, each_tile,
+                                                   wide_reference):
+    batches, logits, targets, directions, slopes = wide_reference
+    model = DecoderLM(queue, DecoderConfig(**WIDE))
+    for ids, want in zip(batches, logits):
+        got = model(ids).value.to_host()                    # (B, S, V)
+        np.testing.assert_allclose(got, want, atol=1e-4, rtol=1e-4)
+    with ag.Tape() as tape:
+        loss = model.loss(batches[1], targets)
+    tape.backward(loss)
+    for name, w in model.named_parameters():
+        got = float(np.sum(w.grad.to_host() * directions[name]))
+        want = slopes[name]
+        assert abs(got - want) < 1e-3 * max(1.0, abs(want)), (name, got, want)
 
 
 def train(queue, steps=30):

@@ -1,9 +1,11 @@
 """The packed matmul (kernels/matmul.cl: matmul_tiled) against numpy and
-against the simple kernel (matmul_forward), its oracle."""
+against the simple kernel (matmul_forward), its oracle. The tests that go
+through F.matmul run once per tile the tuner may choose (``each_tile``,
+tests/tiles.py): the tile on a machine is whichever was fastest there."""
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import netcl_lite.functional as F
@@ -12,6 +14,7 @@ from gradcheck import check_op
 from netcl_lite.core.program import trace
 from netcl_lite.core.tensor import Tensor
 from netcl_lite.functional.matmul import matmul_strided
+from tiles import TILES, each_tile  # noqa: F401 (each_tile: a fixture)
 
 
 def run(queue, a, b, fast):
@@ -32,7 +35,7 @@ def rand(rng, *shape):
     ((5, 7, 13), (13, 50)),               # one b for every batch (Linear)
     ((2, 97, 6), (2, 6, 17)),             # edges of the 6 x 16 tile
 ])
-def test_packed_matches_numpy(queue, rng, sa, sb):
+def test_packed_matches_numpy(queue, rng, each_tile, sa, sb):
     a, b = rand(rng, *sa), rand(rng, *sb)
     want = a.astype(np.float64) @ b.astype(np.float64)
     tol = 1e-5 * np.sqrt(sa[-1])          # float32 rounding grows with K
@@ -42,7 +45,7 @@ def test_packed_matches_numpy(queue, rng, sa, sb):
 
 @pytest.mark.parametrize("sa,sb", [
     ((37, 37), (37, 37)), ((2, 3, 70, 9), (2, 3, 9, 130)), ((4, 100, 33), (33, 64))])
-def test_packed_matches_simple_kernel(queue, rng, sa, sb):
+def test_packed_matches_simple_kernel(queue, rng, each_tile, sa, sb):
     a, b = rand(rng, *sa), rand(rng, *sb)
     np.testing.assert_allclose(run(queue, a, b, True), run(queue, a, b, False),
                                rtol=1e-5, atol=1e-5)
@@ -51,8 +54,8 @@ def test_packed_matches_simple_kernel(queue, rng, sa, sb):
 @pytest.mark.parametrize("transpose_a,transpose_b,shared_b", [
     (False, True, False), (True, False, False), (True, True, False),
     (False, False, True), (True, False, True)])
-def test_strided_products_of_the_backward(queue, rng, transpose_a, transpose_b,
-                                          shared_b):
+def test_strided_products_of_the_backward(queue, rng, each_tile, transpose_a,
+                                          transpose_b, shared_b):
     batch, M, N, K = 3, 41, 35, 19
     a = rand(rng, batch, K, M) if transpose_a else rand(rng, batch, M, K)
     b = rand(rng, 1 if shared_b else batch, *((N, K) if transpose_b else (K, N)))
@@ -72,12 +75,12 @@ def test_strided_products_of_the_backward(queue, rng, transpose_a, transpose_b,
 @pytest.mark.parametrize("sa,sb", [((2, 37, 5), (2, 5, 19)),
                                    ((3, 8, 33), (33, 40)),
                                    ((530, 13), (13, 40))])  # grad_b packs a^T
-def test_packed_gradients(queue, rng, sa, sb):
+def test_packed_gradients(queue, rng, each_tile, sa, sb):
     check_op(queue, lambda a, b: F.matmul(a, b, fast=True), ref.matmul,
              ref.matmul_vjp, [rng.standard_normal(sa), rng.standard_normal(sb)])
 
 
-def test_dispatch_picks_the_packed_kernel_for_big_products(queue, rng):
+def test_dispatch_picks_the_packed_kernel_for_big_products(queue, rng, each_tile):
     small, big = rand(rng, 4, 4), rand(rng, 64, 64)
     with trace() as ran:
         F.matmul(Tensor.from_host(queue, small), Tensor.from_host(queue, small))
@@ -90,7 +93,7 @@ def test_dispatch_picks_the_packed_kernel_for_big_products(queue, rng):
     assert ran == ["matmul.cl:matmul_forward"]
 
 
-def test_weight_gradient_packs_the_long_a_transposed(queue, rng):
+def test_weight_gradient_packs_the_long_a_transposed(queue, rng, each_tile):
     import netcl_lite.autograd as ag
     x, w = rand(rng, 600, 13), rand(rng, 13, 40)      # 600 tokens, one Linear
     with ag.Tape() as tape:
@@ -100,21 +103,26 @@ def test_weight_gradient_packs_the_long_a_transposed(queue, rng):
         loss = F.sum(y)
     with trace() as ran:
         tape.backward(loss)
-    assert "matmul.cl:matmul_pack_ab" in ran          # x^T @ g, K = 600
+    # x^T @ g: 13 rows, K = 600. Tiled on packed panels under every tile
+    # (a 14-row tile used to send its 13 rows to matmul_few_rows)
+    assert "matmul.cl:matmul_pack_ab" in ran
+    assert "matmul.cl:matmul_few_rows" not in ran
     want = x.T.astype(np.float64) @ np.ones((600, 40))
     np.testing.assert_allclose(wt.grad.to_host(), want, rtol=1e-4, atol=1e-3)
 
 
-def test_deterministic(queue, rng):
+def test_deterministic(queue, rng, each_tile):
     a, b = rand(rng, 2, 200, 77), rand(rng, 2, 77, 90)
     assert np.array_equal(run(queue, a, b, True), run(queue, a, b, True))
 
 
-@settings(max_examples=15, deadline=None)
+# each_tile is the same for every example of one run: nothing to reset
+@settings(max_examples=15, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(lead=st.lists(st.integers(1, 3), max_size=2), m=st.integers(1, 40),
        k=st.integers(1, 40), n=st.integers(1, 40), shared=st.booleans(),
        seed=st.integers(0, 2**16))
-def test_packed_random_shapes(queue, lead, m, k, n, shared, seed):
+def test_packed_random_shapes(queue, each_tile, lead, m, k, n, shared, seed):
     rng = np.random.default_rng(seed)
     a = rand(rng, *lead, m, k)
     b = rand(rng, k, n) if shared else rand(rng, *lead, k, n)
@@ -125,7 +133,7 @@ def test_packed_random_shapes(queue, lead, m, k, n, shared, seed):
 # Every tile the tuner may choose, on shapes that take each path of
 # matmul_tiled: B in place (rows aligned, K <= 512) or packed (B^T, odd N,
 # K > 512), shifted last row and column panels, batches, a shared B.
-TILES = [(8, 6, 2), (8, 4, 3), (16, 6, 4), (16, 14, 2), (4, 4, 2), (4, 6, 2)]
+# Here the tile is passed to the kernel, not forced; TILES is tune.TILES.
 
 
 def check_strided(queue, rng, run, tile, batch, M, N, K, transpose_a,
@@ -155,6 +163,8 @@ def check_strided(queue, rng, run, tile, batch, M, N, K, transpose_a,
     (1, 50, 512, 600, False, False, True),     # K > 512, rows 2 KB apart: packed
     (3, 29, 35, 19, False, True, False),       # B^T and odd N: packed
     (1, 14, 64, 8, True, True, True),          # exactly one tile of rows
+    (2, 9, 40, 64, False, False, False),       # fewer rows than a 14-row tile
+    (1, 13, 48, 600, True, False, True),       # ... and a long A^T
     (2, 37, 72, 520, True, False, False),      # long A^T: A and B packed
     (1, 20, 16, 600, True, True, True),        # long A^T, B^T, one column panel
     (3, 14, 40, 530, True, False, True),       # long A^T, batched, B shared
@@ -171,6 +181,7 @@ def test_tuner_caches_its_choice(queue, tmp_path, monkeypatch):
     from netcl_lite.functional.matmul import tile_config
 
     path = tmp_path / "tune.json"
+    monkeypatch.delenv("NETCL_TILE", raising=False)   # it would skip the timing
     monkeypatch.setenv("NETCL_TUNE_CACHE", str(path))
     monkeypatch.setenv("NETCL_RETUNE", "1")
     monkeypatch.setattr(tune, "_chosen", {})
@@ -192,6 +203,7 @@ def test_tuning_runs_stay_out_of_traces(queue, tmp_path, monkeypatch):
     from netcl_lite.core import tune
     from netcl_lite.functional.matmul import tile_config
 
+    monkeypatch.delenv("NETCL_TILE", raising=False)
     monkeypatch.setenv("NETCL_TUNE_CACHE", str(tmp_path / "tune.json"))
     monkeypatch.setattr(tune, "_chosen", {})
     monkeypatch.setattr(tune, "_by_queue", {})
@@ -201,7 +213,8 @@ def test_tuning_runs_stay_out_of_traces(queue, tmp_path, monkeypatch):
     assert ran == ["matmul.cl:matmul_tiled"]
 
 
-# matmul_few_rows: M below the tile's rows (decoding with a KV cache, M = 1).
+# matmul_few_rows: M < FEW_ROWS (decoding with a KV cache, M = 1). The
+# kernel reads only the tile's VW: one tile per vector width.
 # B in place and whole vectors (vec = 1), N not a multiple of the vector
 # width, N narrower than FEW_V vectors, B^T (scalar path), A^T, batches, a
 # shared B, K = 1.
@@ -222,13 +235,13 @@ def test_few_rows_match_numpy(queue, rng, tile, batch, M, N, K, transpose_a,
 
 
 @pytest.mark.parametrize("sa,sb", [((1, 70), (70, 96)), ((2, 3, 40), (40, 33))])
-def test_few_rows_gradients(queue, rng, sa, sb):
+def test_few_rows_gradients(queue, rng, each_tile, sa, sb):
     # the forward runs matmul_few_rows; grad_a = g @ b^T reads B^T by strides
     check_op(queue, lambda a, b: F.matmul(a, b, fast=True), ref.matmul,
              ref.matmul_vjp, [rng.standard_normal(sa), rng.standard_normal(sb)])
 
 
-def test_dispatch_sends_a_few_rows_to_their_kernel(queue, rng):
+def test_dispatch_sends_a_few_rows_to_their_kernel(queue, rng, each_tile):
     x, w = rand(rng, 1, 128), rand(rng, 128, 352)   # one token, one Linear
     with trace() as ran:
         got = F.matmul(Tensor.from_host(queue, x), Tensor.from_host(queue, w))
