@@ -87,3 +87,33 @@ def test_errors_name_the_shape(queue):
 def test_softmax_random_shapes(queue, lead, sq, sk, causal, seed):
     x = 3 * np.random.default_rng(seed).standard_normal((*lead, sq, sk))
     check_softmax(queue, x, causal)
+
+
+def test_long_rows_sum_accurately(queue, rng):
+    # One running float32 sum over 20000 columns piles up its rounding
+    # errors: it was off by 1.5e-5 of the largest value here; the 8 lanes
+    # of 2500 terms (kernels/softmax.cl) by 4e-7.
+    x = 3 * rng.standard_normal((2, 20000))
+    y, _ = run_op(queue, F.softmax, [x])
+    want = ref.softmax(x.astype(np.float32))        # the kernel's own input
+    err = np.abs(y - want).max() / want.max()
+    assert err < 4e-6, err
+
+
+def test_sharply_peaked_row_gradient(queue, rng):
+    # The first logit is 20 above the others: y[0] ~ 1, the rest ~ 2e-9.
+    # In sum(g * y) a running sum that starts with the peak term (~1)
+    # rounds every later term away (each is below half a unit in the last
+    # place of ~1): it loses all 4098 of them, ~8e-6. In 8 lanes only the
+    # peak's lane loses its terms, 1/8 of them. g > 0 makes the lost terms
+    # add up (not cancel by chance), and g[0] = 1 makes the peak term ~1.
+    x = 0.1 * rng.standard_normal((8, 4099))
+    x[:, 0] += 20.0
+    g = rng.uniform(0.5, 1.5, x.shape)
+    g[:, 0] = 1.0
+    y, (gx,) = run_op(queue, F.softmax, [x], w=g)
+    # the float64 vjp of the kernel's own y: this checks the backward alone
+    y64, g64 = y.astype(np.float64), g.astype(np.float32).astype(np.float64)
+    want = y64 * (g64 - np.sum(g64 * y64, axis=-1, keepdims=True))
+    err = np.abs(gx - want).max()      # sum(g * y) is ~1: an absolute error
+    assert err < 3e-6, err             # one running sum: 1e-5; 8 lanes: 1.3e-6
