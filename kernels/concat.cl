@@ -5,6 +5,8 @@
 // so row r of out is head r's past keys followed by its new ones, already
 // in (S, d_k) order. A 2-D launch, (column, row): no division per value,
 // and PoCL vectorizes along the columns (the innermost dimension).
+// Row offsets are long: r * W can pass 2^31 - 1 in a large tensor (the rule
+// of register_tile.cl: a product of two sizes used as an offset is long).
 
 __kernel void concat_forward(__global const float *a, __global const float *b,
                              __global float *out,
@@ -13,7 +15,8 @@ __kernel void concat_forward(__global const float *a, __global const float *b,
     int r = get_global_id(1);   // row
     int W = A + Bn;
     if (c >= W || r >= R) return;
-    out[r * W + c] = c < A ? a[r * A + c] : b[r * Bn + (c - A)];
+    out[(long)r * W + c] = c < A ? a[(long)r * A + c]
+                                 : b[(long)r * Bn + (c - A)];
 }
 
 // The split: grad_a = grad_out[:, :A], grad_b = grad_out[:, A:].
@@ -24,6 +27,7 @@ __kernel void concat_backward(__global const float *grad_out,
     int r = get_global_id(1);   // row
     int W = A + Bn;
     if (c >= W || r >= R) return;
-    if (c < A) grad_a[r * A + c] = grad_out[r * W + c];
-    else grad_b[r * Bn + (c - A)] = grad_out[r * W + c];
+    float g = grad_out[(long)r * W + c];
+    if (c < A) grad_a[(long)r * A + c] = g;
+    else grad_b[(long)r * Bn + (c - A)] = g;
 }

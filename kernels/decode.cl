@@ -81,8 +81,8 @@ inline void matvec_block(__global const float *x, __global const float *g,
             for (int t = 0; t < CB; t++) {
                 s0[t] += a0 * w[t];
                 s1[t] += a1 * w[N + t];
-                s2[t] += a2 * w[2 * N + t];
-                s3[t] += a3 * w[3 * N + t];
+                s2[t] += a2 * w[2L * N + t];         // long: 3 N may pass 2^31
+                s3[t] += a3 * w[3L * N + t];
             }
         }
         for (int i = k4; i < K; i++) {
@@ -173,14 +173,16 @@ __kernel void decode_attention(__global const float *q,
     float m = -INFINITY, l = 0.0f;
     for (int c = 0; c < dk; c++) o[c] = 0.0f;
     for (int j = 0; j < Sk; j++) {
+        __global const float *kj = kh + (long)j * dk;    // (d_k,)
+        __global const float *vj = vh + (long)j * dk;    // (d_k,)
         float s = 0.0f;                              // q . k_j * scale
-        for (int c = 0; c < dk; c++) s += qi[c] * kh[j * dk + c];
+        for (int c = 0; c < dk; c++) s += qi[c] * kj[c];
         s *= scale;
         float m_new = s > m ? s : m;
         float alpha = exp_poly(m - m_new);           // 0 for the first key
         float p = exp_poly(s - m_new);
         l = alpha * l + p;
-        for (int c = 0; c < dk; c++) o[c] = alpha * o[c] + p * vh[j * dk + c];
+        for (int c = 0; c < dk; c++) o[c] = alpha * o[c] + p * vj[c];
         m = m_new;
     }
     for (int c = 0; c < dk; c++) o[c] = o[c] / l;    // l >= 1: key pos is seen

@@ -22,5 +22,6 @@ __kernel void embedding_backward(__global const float *grad_out,
                                  const int N, const int D) {
     int d = get_global_id(0);
     if (d >= D) return;
-    for (int n = 0; n < N; n++) grad_table[ids[n] * D + d] += grad_out[n * D + d];
+    for (int n = 0; n < N; n++)   // long offsets: V * D or N * D may pass 2^31 - 1
+        grad_table[(long)ids[n] * D + d] += grad_out[(long)n * D + d];
 }

@@ -8,6 +8,9 @@
 // gives zeros (kernels/softmax.cl's rule).
 // scale = 1 / sqrt(D). Every work-item walks its keys in order, so the
 // results are the same bits on every run.
+// Sizes and indices are int; an offset that multiplies two of them is long
+// (register_tile.cl's rule): row * D, for one, passes 2^31 - 1 when q holds
+// more than 2^31 - 1 values.
 
 // The last key query i may see (-1: none).
 int last_visible(int i, const int Sq, const int Sk, const int causal) {
@@ -29,22 +32,22 @@ __kernel void flash_attention_simple_forward(
     int row = get_global_id(0);                  // bh * Sq + i
     if (row >= BH * Sq) return;
     int bh = row / Sq, i = row % Sq;
-    __global const float *qi = q + row * D;              // (D,)
-    __global const float *kh = k + (bh / rep) * Sk * D;  // (Sk, D)
-    __global const float *vh = v + (bh / rep) * Sk * DV; // (Sk, DV)
-    __global float *o = out + row * DV;                  // (DV,)
+    __global const float *qi = q + (long)row * D;              // (D,)
+    __global const float *kh = k + (long)(bh / rep) * Sk * D;  // (Sk, D)
+    __global const float *vh = v + (long)(bh / rep) * Sk * DV; // (Sk, DV)
+    __global float *o = out + (long)row * DV;                  // (DV,)
     int last = last_visible(i, Sq, Sk, causal);
     float m = -INFINITY, l = 0.0f;
     for (int c = 0; c < DV; c++) o[c] = 0.0f;
     for (int j = 0; j <= last; j++) {
         float s = 0.0f;                          // s_j = q_i . k_j / sqrt(D)
-        for (int c = 0; c < D; c++) s += qi[c] * kh[j * D + c];
+        for (int c = 0; c < D; c++) s += qi[c] * kh[(long)j * D + c];
         s *= scale;
         float m_new = fmax(m, s);
         float alpha = exp(m - m_new);            // 0 for the first key
         float p = exp(s - m_new);
         l = alpha * l + p;
-        for (int c = 0; c < DV; c++) o[c] = alpha * o[c] + p * vh[j * DV + c];
+        for (int c = 0; c < DV; c++) o[c] = alpha * o[c] + p * vh[(long)j * DV + c];
         m = m_new;
     }
     for (int c = 0; c < DV; c++) o[c] = l > 0.0f ? o[c] / l : 0.0f;
@@ -68,23 +71,24 @@ __kernel void flash_attention_simple_backward_dq(
     int row = get_global_id(0);                  // bh * Sq + i
     if (row >= BH * Sq) return;
     int bh = row / Sq, i = row % Sq;
-    __global const float *qi = q + row * D;              // (D,)
-    __global const float *kh = k + (bh / rep) * Sk * D;  // (Sk, D)
-    __global const float *vh = v + (bh / rep) * Sk * DV; // (Sk, DV)
-    __global const float *doi = grad_out + row * DV;     // (DV,)
-    __global float *dqi = grad_q + row * D;              // (D,)
+    __global const float *qi = q + (long)row * D;              // (D,)
+    __global const float *kh = k + (long)(bh / rep) * Sk * D;  // (Sk, D)
+    __global const float *vh = v + (long)(bh / rep) * Sk * DV; // (Sk, DV)
+    __global const float *oi = out + (long)row * DV;           // (DV,)
+    __global const float *doi = grad_out + (long)row * DV;     // (DV,)
+    __global float *dqi = grad_q + (long)row * D;              // (D,)
     float d_i = 0.0f;
-    for (int c = 0; c < DV; c++) d_i += doi[c] * out[row * DV + c];
+    for (int c = 0; c < DV; c++) d_i += doi[c] * oi[c];
     delta[row] = d_i;
     for (int c = 0; c < D; c++) dqi[c] = 0.0f;
     int last = last_visible(i, Sq, Sk, causal);
     for (int j = 0; j <= last; j++) {
         float s = 0.0f, dp = 0.0f;
-        for (int c = 0; c < D; c++) s += qi[c] * kh[j * D + c];
-        for (int c = 0; c < DV; c++) dp += doi[c] * vh[j * DV + c];
+        for (int c = 0; c < D; c++) s += qi[c] * kh[(long)j * D + c];
+        for (int c = 0; c < DV; c++) dp += doi[c] * vh[(long)j * DV + c];
         float p = exp(s * scale - lse[row]);
         float ds = p * (dp - d_i);
-        for (int c = 0; c < D; c++) dqi[c] += ds * scale * kh[j * D + c];
+        for (int c = 0; c < D; c++) dqi[c] += ds * scale * kh[(long)j * D + c];
     }
 }
 
@@ -100,10 +104,10 @@ __kernel void flash_attention_simple_backward_dkv(
     int row = get_global_id(0);                  // bkv * Sk + j
     if (row >= BHKV * Sk) return;
     int bkv = row / Sk, j = row % Sk;
-    __global const float *kj = k + row * D;              // (D,)
-    __global const float *vj = v + row * DV;             // (DV,)
-    __global float *dkj = grad_k + row * D;              // (D,)
-    __global float *dvj = grad_v + row * DV;             // (DV,)
+    __global const float *kj = k + (long)row * D;              // (D,)
+    __global const float *vj = v + (long)row * DV;             // (DV,)
+    __global float *dkj = grad_k + (long)row * D;              // (D,)
+    __global float *dvj = grad_v + (long)row * DV;             // (DV,)
     for (int c = 0; c < D; c++) dkj[c] = 0.0f;
     for (int c = 0; c < DV; c++) dvj[c] = 0.0f;
     int first = causal ? j - (Sk - Sq) : 0;      // the first row that sees j
@@ -111,8 +115,8 @@ __kernel void flash_attention_simple_backward_dkv(
     for (int bh = bkv * rep; bh < (bkv + 1) * rep; bh++) {
         for (int i = first; i < Sq; i++) {
             int r = bh * Sq + i;
-            __global const float *qi = q + r * D;
-            __global const float *doi = grad_out + r * DV;
+            __global const float *qi = q + (long)r * D;          // (D,)
+            __global const float *doi = grad_out + (long)r * DV; // (DV,)
             float s = 0.0f, dp = 0.0f;
             for (int c = 0; c < D; c++) s += qi[c] * kj[c];
             for (int c = 0; c < DV; c++) dp += doi[c] * vj[c];

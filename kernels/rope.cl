@@ -38,8 +38,8 @@ __kernel void rope_table(__global float *table, const int S, const int pairs,
     angle_t base = (angle_t)base_hi + (angle_t)base_lo;
     angle_t theta = pow(base, -(angle_t)(2 * i) / (angle_t)(2 * pairs));
     angle_t angle = (angle_t)scale * (angle_t)(offset + s) * theta;
-    table[2 * p] = (float)cos(angle);
-    table[2 * p + 1] = (float)sin(angle);
+    table[2L * p] = (float)cos(angle);     // long, as the rows below
+    table[2L * p + 1] = (float)sin(angle);
 }
 
 // x, out are (rows, pairs, 2), rows = R * S; one work-item rotates the
