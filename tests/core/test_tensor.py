@@ -73,3 +73,12 @@ def test_from_host_does_not_keep_the_callers_array(queue):
     a[:] = 99
     assert t.to_host().tolist() == [0, 1, 2, 3, 4, 5]
     assert t.host_ids().tolist() == [0, 1, 2, 3, 4, 5]
+
+
+def test_more_values_than_an_int_can_count_is_refused(queue):
+    # 2^31 float32 values would be 8 GiB: refused before any allocation
+    with pytest.raises(ValueError, match=r"2147483648 values, more than "
+                                         r"2147483647 \(2\^31 - 1\)"):
+        Tensor.empty(queue, (2**16, 2**15))
+    with pytest.raises(ValueError, match="32-bit"):
+        Tensor.zeros(queue, (2**31,), np.int32)
