@@ -141,11 +141,6 @@ def _checked(queue, shape, dtype):
     nbytes = max(math.prod(shape) * dtype.itemsize, 4)
     if nbytes > SMALL:      # small ones cannot exhaust a device alone
         what = f"a {dtype.name} tensor of shape {shape}"
-        if math.prod(shape) > I32.max:   # kernels take sizes as int
-            raise ValueError(
-                f"{what} has {math.prod(shape)} values, more than "
-                f"{I32.max} (2^31 - 1): the kernels take sizes as 32-bit "
-                "ints; split the work into smaller tensors")
         try:
             max_alloc = check_fits(queue, nbytes, what)
         except ValueError:   # idle pooled buffers count as used: free, retry
@@ -158,6 +153,11 @@ def _checked(queue, shape, dtype):
                 f"(max_mem_alloc_size {max_alloc} bytes, "
                 f"{max_alloc / 2**30:.1f} GiB)"
             )
+        if math.prod(shape) > I32.max:   # kernels take sizes as int
+            raise ValueError(
+                f"{what} has {math.prod(shape)} values, more than "
+                f"{I32.max} (2^31 - 1): the kernels take sizes as 32-bit "
+                "ints; split the work into smaller tensors")
     return shape, dtype, nbytes
 
 
