@@ -35,8 +35,9 @@ from netcl_lite.autograd import nodes, record
 from netcl_lite.core.tensor import FLOAT, check_fits
 from netcl_lite.core.validate import check_qkv
 from netcl_lite.functional.elementwise import scale as scale_op
-from netcl_lite.functional.flash_attention import (DMAX, fused_attention,
+from netcl_lite.functional.flash_attention import (DMAX, TR, fused_attention,
                                                    score_scale)
+from netcl_lite.functional.flash_attention_simple import simple_attention
 from netcl_lite.functional.matmul import matmul, matmul_strided
 from netcl_lite.functional.repeat_kv import repeat_kv
 from netcl_lite.functional.shape import reshape
@@ -44,6 +45,10 @@ from netcl_lite.functional.softmax import softmax
 
 # Each public function checks its inputs once (``check_qkv``) and calls the
 # private one, which trusts them: so does every function that calls it.
+
+# Fewer query rows than this, against more keys: the plain kernel, on any
+# device. It is the height of the fast kernel's register tile (TR = 6 rows).
+FEW_QUERY_ROWS = TR
 
 
 def _scores(q, k):
@@ -125,17 +130,52 @@ def scaled_dot_product_attention(q, k, v, causal=True, scale=None):
     q (..., H, Sq, d), k (..., HKV, Sk, d), v (..., HKV, Sk, dv); H == HKV
     (or the same leading dims) is plain attention.
     # GQA: query head h reads kv head h // (H // HKV), with no copies.
-    Runs fused attention (no (Sq, Sk) buffer), whose kernel suits the
-    device: the fast one on a CPU, the simple one on a GPU (the table is in
-    ``flash_attention.fused_attention``); head dims above 256 fall back to
-    ``attention_naive``.
+
+    The one attention call of the modules (``nn/``): it chooses the kernel
+    from the shapes and the device, never from the caller. The first row
+    that applies wins:
+
+        case                        device       kernel
+        1  Sq < 6 and Sk > Sq:      any          flash_attention_simple.cl
+           a few new rows against                (simple_attention)
+           a KV cache (decoding)
+        2  d or dv > 256            any          attention_naive: matmul,
+                                                 scale, softmax, matmul
+        3  otherwise                CPU          flash_attention.cl
+                                                 (fast_attention)
+        4  otherwise                GPU, accel-  flash_attention_simple.cl
+                                    erator,      (simple_attention)
+                                    Oclgrind
+        outside this op:
+        F.flash_attention           rows 3 and 4 (``fused_attention``); d or
+                                    dv > 256 is a ValueError; fast=False:
+                                    the simple kernel, any d
+        FusedDecoder (inference/)   decode.cl: decode_attention, one new row
+                                    per sequence against its fixed-size cache,
+                                    no autograd (``inference/decoder.py``)
+
+    Why. 1: the fast kernel's tile holds 6 query rows, so fewer leave it
+    mostly idle, and it first packs all of k and v (3 launches instead of 1,
+    O(Sk) copies at every step); the plain kernel reads the cache where it
+    lies. With Sk == Sq (a short prompt, with or without a cache) rows 3-4
+    apply, so a prompt runs the same kernel whether or not a cache is kept.
+    2: the fast kernel's private arrays hold rows of at most DMAX = 256
+    values; the composed path has no limit but keeps the (Sq, Sk) matrices.
+    3-4: a GPU work-item cannot hold the fast kernel's private arrays
+    (``fused_attention`` says why; ``kernel_for`` is the rule). Rows 1, 3
+    and 4 record the op "flash_attention", so a tape reads the same
+    whichever of the two kernels ran.
     """
     q, k, v = nodes(q, k, v, dtype=None, op="scaled_dot_product_attention")
     batch, H, HKV = check_qkv("scaled_dot_product_attention", q, k, v)
     c = score_scale(q.shape[-1], scale, "scaled_dot_product_attention")
-    if q.shape[-1] <= DMAX and v.shape[-1] <= DMAX:
+    Sq, Sk = q.shape[-2], k.shape[-2]
+    if Sq < FEW_QUERY_ROWS and Sk > Sq:                  # 1: a decoding step
+        return simple_attention(q, k, v, causal, batch, H, HKV, c,
+                                op="flash_attention")
+    if q.shape[-1] <= DMAX and v.shape[-1] <= DMAX:      # 3, 4: by device
         return fused_attention(q, k, v, causal, batch, H, HKV, c)
-    if H != HKV:  # the naive path needs one kv head per query head
+    if H != HKV:  # 2; the naive path needs one kv head per query head
         def repeat(x):                                   # (..., HKV, Sk, d)
             x = reshape(x, (batch, HKV, *x.shape[-2:]))
             x = repeat_kv(x, H // HKV)                   # (batch, H, Sk, d)

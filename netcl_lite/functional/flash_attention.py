@@ -15,6 +15,8 @@ copies; when q and k have the same leading dims it is plain attention.
 ``fast=False`` runs the plain kernel of the same algorithm instead
 (``flash_attention_simple.py``): the one to read first. A GPU runs the plain
 one in any case: the fast kernel is shaped for a CPU (``fused_attention``).
+Which kernel runs in each case: the table in
+``F.scaled_dot_product_attention``, the call the modules make.
 
 >>> import numpy as np
 >>> import netcl_lite.functional as F
@@ -132,16 +134,11 @@ def fused_attention(q, k, v, causal, batch, H, HKV, sm=None):
     """Fused attention on nodes that ``check_qkv`` has passed, d, dv <= DMAX;
     ``sm`` is the factor on q k^T (a checked ``score_scale``).
 
-    ``F.scaled_dot_product_attention`` and ``F.flash_attention`` (fast=True)
-    both come here, and here alone the kernel is chosen:
-
-        device type          d, dv    kernel
-        CPU                  <= 256   flash_attention.cl (fast_attention)
-        GPU, accelerator,    <= 256   flash_attention_simple.cl
-          Oclgrind                    (simple_attention)
-        any                  > 256    not here: scaled_dot_product_attention
-                                      runs attention_naive, flash_attention
-                                      raises a ValueError
+    The kernel that suits the device: flash_attention.cl (``fast_attention``)
+    on a CPU, flash_attention_simple.cl (``simple_attention``) on anything
+    else. ``F.flash_attention`` (fast=True) comes here, and so does
+    ``F.scaled_dot_product_attention`` after its own rules; the table of
+    every case is in its docstring (functional/attention.py).
 
     Why: a work-item of the fast kernel holds its rows in private arrays,
     27.7 KB in the forward (``a``, ``acc``, ``s``: 12 rows of DMAX floats,

@@ -21,10 +21,6 @@ from netcl_lite.autograd import as_node
 from netcl_lite.functional.flash_attention import score_scale
 from netcl_lite.nn.module import Module, normal_init, parameter
 
-# below this many new rows, a step with a KV cache attends with the plain
-# kernel (the fast one's tile holds 6 query rows; fewer leave it mostly idle)
-DECODE_ROWS = 6
-
 
 def _positive(**sizes):
     for name, value in sizes.items():
@@ -127,16 +123,11 @@ class MultiHeadAttention(Module):
         if cache is not None:  # KV-cache (nn/kv_cache.py): past k, v first
             k, v = cache.append(k, v)                    # (B, HKV, Sk, d_k)
         # GQA: each kv head serves H // HKV query heads (a no-op when H == HKV);
-        # the fused kernel reads kv head h // (H // HKV) itself, no copies
-        if cache is not None and S < DECODE_ROWS:
-            # a decoding step: a few query rows against the whole cache. The
-            # plain kernel reads the cache where it is; the fast one would
-            # first pack all of it (3 launches instead of 1, and O(Sk) copies)
-            o = F.flash_attention(q, k, v, causal=self.causal, fast=False,
-                                  scale=self.scale)           # (B, H, S, d_k)
-        else:
-            o = F.scaled_dot_product_attention(q, k, v, causal=self.causal,
-                                               scale=self.scale)
+        # the fused kernel reads kv head h // (H // HKV) itself, no copies.
+        # The op picks the kernel, a decoding step's few rows included (the
+        # table in F.scaled_dot_product_attention's docstring)
+        o = F.scaled_dot_product_attention(q, k, v, causal=self.causal,
+                                           scale=self.scale)  # (B, H, S, d_k)
         o = F.transpose(o, 1, 2)                         # (B, S, H, d_k)
         o = F.reshape(o, (B, S, H * self.head_dim))      # (B, S, D)
         return F.matmul(o, self.wo)                      # (B, S, D)

@@ -1,7 +1,9 @@
-"""Which attention kernel a device runs (functional/flash_attention.py,
+"""Which attention kernel runs. By device (functional/flash_attention.py,
 ``fused_attention``): the fast one on a CPU, the simple one on anything
 else, since a GPU work-item cannot hold the fast kernel's 27 KB of private
-arrays. The rule is read from the device type alone."""
+arrays; that rule is read from the device type alone. By shape (the table
+in ``F.scaled_dot_product_attention``'s docstring): a few query rows
+against more keys, a decoding step, run the simple one everywhere."""
 
 from types import SimpleNamespace
 
@@ -14,6 +16,7 @@ from gradcheck import run_op
 from netcl_lite.core.program import trace
 from netcl_lite.core.tensor import Tensor
 from netcl_lite.functional.flash_attention import kernel_for
+from netcl_lite.nn import KVCache, RotaryAttention
 from test_flash_attention import gqa_sdpa, gqa_sdpa_vjp, make
 
 T = cl.device_type
@@ -69,3 +72,61 @@ def test_the_tape_names_flash_attention_on_every_device(queue, rng):
     assert F.scaled_dot_product_attention(q, k, v).op == "flash_attention"
     assert F.flash_attention(q, k, v).op == "flash_attention"
     assert F.flash_attention(q, k, v, fast=False).op == "flash_attention_simple"
+
+
+def device_forward(queue):
+    """The forward kernel the device rule (rows 3-4 of the table) picks."""
+    if kernel_for(queue.device) == "fast":
+        return "flash_attention.cl:flash_attention_forward"
+    return "flash_attention_simple.cl:flash_attention_simple_forward"
+
+
+SIMPLE_FORWARD = "flash_attention_simple.cl:flash_attention_simple_forward"
+
+
+# (H, HKV, Sq, Sk, d, dv, the forward kernel: "simple", "device" or "naive")
+@pytest.mark.parametrize("H, HKV, Sq, Sk, d, dv, kernel", [
+    (2, 1, 1, 9, 4, 3, "simple"),      # a decoding step: one row, a cache
+    (2, 2, 5, 9, 8, 8, "simple"),      # five new rows against nine keys
+    (1, 1, 1, 2, 3, 3, "simple"),
+    (2, 1, 5, 5, 4, 4, "device"),      # a short prompt: no cache before it
+    (2, 2, 6, 20, 8, 8, "device"),     # a tile of rows: the device's kernel
+    (1, 1, 4, 3, 4, 4, "device"),      # Sq > Sk: the first row sees nothing
+    (2, 1, 1, 7, 260, 260, "simple"),  # few rows: the plain kernel, any d
+    (2, 1, 7, 7, 260, 3, "naive"),     # d > 256: the composed path
+])
+def test_the_shapes_pick_the_kernel(queue, rng, H, HKV, Sq, Sk, d, dv, kernel):
+    """The table in F.scaled_dot_product_attention's docstring, row by row:
+    the forward kernel the trace shows, and values and gradients against
+    numpy."""
+    q, k, v = make(rng, (1,), H, HKV, Sq, Sk, d, dv)
+    g = rng.standard_normal((1, H, Sq, dv))
+    with trace() as ran:
+        out, grads = run_op(queue, F.scaled_dot_product_attention, [q, k, v], g)
+    forwards = [name for name in ran if name.endswith("_forward")
+                and name.startswith(("flash_attention", "softmax"))]
+    want = {"simple": [SIMPLE_FORWARD], "device": [device_forward(queue)],
+            "naive": ["softmax.cl:softmax_forward"]}[kernel]
+    assert forwards == want, ran
+    np.testing.assert_allclose(out, gqa_sdpa(q, k, v, True), rtol=1e-5,
+                               atol=2e-6)
+    for got, ref in zip(grads, gqa_sdpa_vjp(q, k, v, g, True)):
+        np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-5)
+
+
+def test_a_cached_step_of_a_module_runs_the_plain_kernel_once(queue, rng):
+    """RotaryAttention calls F.scaled_dot_product_attention alone; with a
+    KV cache, the op sees one new row against the cache and runs the plain
+    kernel, reading k and v where the cache keeps them (no packing)."""
+    attn = RotaryAttention(queue, dim=16, n_heads=4, n_kv_heads=2,
+                           max_seq_len=12)
+    cache = KVCache(1)
+    x = rng.standard_normal((2, 9, 16))
+    full = attn(Tensor.from_host(queue, x)).value.to_host()      # (B, S, D)
+    attn(Tensor.from_host(queue, x[:, :8]), cache=cache.layers[0])
+    with trace() as ran:
+        step = attn(Tensor.from_host(queue, x[:, 8:]), cache=cache.layers[0])
+    attention = [name for name in ran if name.startswith("flash_attention")]
+    assert attention == [SIMPLE_FORWARD], ran
+    np.testing.assert_allclose(step.value.to_host(), full[:, 8:], rtol=1e-5,
+                               atol=1e-5)
