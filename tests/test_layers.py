@@ -1,6 +1,7 @@
 """The package's layers import downwards only:
 
-    core -> autograd -> functional -> nn, optim      (text and viz stand alone)
+    core -> autograd -> functional -> inference -> nn; optim above functional
+    (text and viz stand alone)
 
 (``doctor.py``, the report of ``python -m netcl_lite.doctor``, reads core
 and functional);
@@ -21,7 +22,9 @@ ALLOWED = {
     "core": {"core"},
     "autograd": {"core", "autograd"},
     "functional": {"core", "autograd", "functional"},
-    "nn": {"core", "autograd", "functional", "nn"},
+    # forward-only paths on buffers they own (the fused decoder), no tape
+    "inference": {"core", "autograd", "functional", "inference"},
+    "nn": {"core", "autograd", "functional", "inference", "nn"},
     "optim": {"core", "autograd", "functional", "optim"},
     "text": {"text"},
     "viz": {"viz"},  # the interactive figures: matplotlib and HTML only

@@ -1,9 +1,10 @@
-"""The fused decoding kernels (``kernels/decode.cl``), one function each.
+"""The fused decoding kernels (``kernels/decode.cl``), one launcher each.
 
-Forward only and gradient-free: decoding is inference. Each function
-writes into buffers its caller allocated once (``nn/decode.py``'s
-``FusedDecoder`` owns them), so a decoding step allocates nothing. Shapes,
-for B sequences with one new row each:
+Forward only and gradient-free: decoding is inference, and these are not
+ops (no nodes, no tape). Each function writes into buffers its caller
+allocated once (``inference/decoder.py``'s ``FusedDecoder`` owns them), so
+a decoding step allocates nothing. Shapes, for B sequences with one new row
+each:
 
     x, h      (B, D)           residual rows (or the embedding table, read
                                at row ``rows[b]``: layer 0's input)

@@ -1,17 +1,16 @@
 """``FusedDecoder``: KV-cache generation, one token per step in 5 launches
 per layer plus 1 (``kernels/decode.cl``; used by ``DecoderLM.generate``).
 
-Decoding one token is a matrix-vector product per weight matrix: little
-work, many small steps. Through the ordinary layers a token of chapter
-09's model ran 38 kernels (0.3 ms of device time) and cost the Python
-thread about 1 ms (autograd nodes, new Tensors, checks, and ~11 us inside
-pyopencl per launch): generation was launch-bound. This decoder owns
-every buffer it needs, allocated once (a fixed-size cache of max_seq_len
-positions per layer, the residual rows, q, the logits), and launches five
-fused kernels per layer plus one for the head, with no autograd at all.
-It is inference only and reads the model's weights when it is built (wq,
-wk and wv are joined into one (D, (H + 2 HKV) d_k) matrix then): build a
-new one after the weights change.
+Decoding one token through the ordinary layers runs dozens of tiny kernels
+and is launch-bound; the fused decoder runs five per layer plus one for the
+head, with no autograd, on buffers it allocates once. The decoder itself,
+its buffers and its launches, is inference code and lives in
+``netcl_lite/inference/decoder.py`` (why it is fast is told there). This
+module is its door from the modules: ``unsupported`` says whether a
+``DecoderLM`` is the plain model those kernels compute, and
+``FusedDecoder(model, batch)`` checks it, hands its weights down and takes
+the prompt's keys and values from a ``KVCache``. It reads the weights when
+it is built: build a new one after they change.
 
 The prompt still runs through ``DecoderLM.forward`` with a ``KVCache``;
 ``start`` copies that cache in, then each ``step`` feeds one token per
@@ -34,15 +33,8 @@ sequence and returns the logits of the next position.
 ((1, 50), True, 4)
 """
 
-import numpy as np
-import pyopencl as cl
-
-import netcl_lite.functional as F
 from netcl_lite.autograd import is_recording
-from netcl_lite.core.tensor import INT, Tensor
-from netcl_lite.functional import decode as kernels   # kernels/decode.cl
-from netcl_lite.functional.flash_attention import score_scale
-from netcl_lite.functional.rope import rope_table
+from netcl_lite.inference import decoder as inference
 from netcl_lite.nn.block import DecoderBlock
 from netcl_lite.nn.feed_forward import SwiGLU
 from netcl_lite.nn.norm import RMSNorm
@@ -81,101 +73,37 @@ def fused_decoding(model):
     return ENABLED and not is_recording() and unsupported(model) is None
 
 
-class FusedDecoder:
-    """The decoding steps of one ``DecoderLM`` for ``batch`` sequences."""
+def decoder_weights(model):
+    """The weights of a ``DecoderLM`` that ``unsupported`` passes, as the
+    inference layer reads them (Tensors, not copies)."""
+    attn = model.blocks[0].attn
+    layers = [inference.LayerWeights(
+        attn_norm=b.attn_norm.weight.value, attn_eps=b.attn_norm.eps,
+        wq=b.attn.wq.value, wk=b.attn.wk.value, wv=b.attn.wv.value,
+        wo=b.attn.wo.value, ffn_norm=b.ffn_norm.weight.value,
+        ffn_eps=b.ffn_norm.eps, w_gate=b.ffn.w_gate.value,
+        w_up=b.ffn.w_up.value, w_down=b.ffn.w_down.value)
+        for b in model.blocks]
+    return inference.DecoderWeights(
+        emb=model.tok_emb.weight.value, layers=layers,
+        norm=model.norm.weight.value, norm_eps=model.norm.eps,
+        head=model.head.weight.value, n_heads=attn.n_heads,
+        n_kv_heads=attn.n_kv_heads, max_seq_len=model.config.max_seq_len,
+        rope_base=attn.base, rope_scale=attn.rope_scale, scale=attn.scale)
+
+
+class FusedDecoder(inference.FusedDecoder):
+    """The decoding steps of one ``DecoderLM`` for ``batch`` sequences
+    (``inference/decoder.py``: ``step`` and the buffers)."""
 
     def __init__(self, model, batch):
-        if isinstance(batch, bool) or not isinstance(batch, (int, np.integer)) \
-                or batch <= 0:
-            raise ValueError(f"FusedDecoder: batch must be a positive int, got "
-                             f"{batch!r}")
+        inference.check_batch(batch)
         reason = unsupported(model)
         if reason:
             raise ValueError(f"FusedDecoder: {reason}")
-        c = model.config
-        attn = model.blocks[0].attn
-        self.queue = q = model.queue
-        self.B, self.D, self.V, self.T = int(batch), c.dim, c.vocab_size, \
-            c.max_seq_len
-        self.H, self.HKV, self.dk = attn.n_heads, attn.n_kv_heads, attn.head_dim
-        self.F = model.blocks[0].ffn.hidden_dim
-        self.scale = score_scale(self.dk, attn.scale)
-        self.table = rope_table(q, self.T, self.dk // 2, attn.base, 0,
-                                attn.rope_scale)          # (T, d_k / 2, 2)
-        B, D = self.B, self.D
-        self.emb = model.tok_emb.weight.value              # (V, D)
-        self.layers = []
-        for block in model.blocks:
-            a, f = block.attn, block.ffn
-            wqkv = F.concat(F.concat(a.wq.value, a.wk.value, axis=1), a.wv.value,
-                            axis=1).value                  # (D, (H + 2 HKV) d_k)
-            cache = (B, self.HKV, self.T, self.dk)
-            self.layers.append(dict(
-                attn_norm=block.attn_norm.weight.value, wqkv=wqkv,
-                attn_eps=block.attn_norm.eps, ffn_eps=block.ffn_norm.eps,
-                wo=a.wo.value, ffn_norm=block.ffn_norm.weight.value,
-                w_gate=f.w_gate.value, w_up=f.w_up.value, w_down=f.w_down.value,
-                k=Tensor.empty(q, cache), v=Tensor.empty(q, cache)))
-        self.norm, self.head = model.norm.weight.value, model.head.weight.value
-        self.eps = model.norm.eps
-        self.x = Tensor.empty(q, (B, D))           # the residual stream
-        self.h = Tensor.empty(q, (B, D))           # ... after the attention
-        self.q = Tensor.empty(q, (B, self.H * self.dk))
-        self.o = Tensor.empty(q, (B, self.H * self.dk))
-        self.hidden = Tensor.empty(q, (B, self.F))
-        self.logits = Tensor.empty(q, (B, self.V))
-        self.ids = Tensor.empty(q, (B,), INT)      # this step's tokens
-        self.rows = Tensor.from_host(q, np.arange(B, dtype=np.int32))
-        self.length = 0                            # positions cached
+        super().__init__(decoder_weights(model), batch)
 
     def start(self, cache):
         """Take over the keys and values a prompt's forward left in a
         ``KVCache`` (each (B, HKV, P, d_k))."""
-        if len(cache.layers) != len(self.layers):
-            raise ValueError(f"FusedDecoder: the cache has {len(cache.layers)} "
-                             f"layers, the model {len(self.layers)}")
-        P = cache.length
-        want = (self.B, self.HKV, P, self.dk)
-        for mine, theirs in zip(self.layers, cache.layers):
-            for name in ("k", "v"):
-                src = getattr(theirs, name)
-                if src is None or src.shape != want or P >= self.T:
-                    raise ValueError(
-                        f"FusedDecoder: expected cached {name} of shape {want} "
-                        f"with P < max_seq_len {self.T}, got "
-                        f"{None if src is None else src.shape}")
-                kernels.load_cache(src, mine[name], self.B * self.HKV, P,
-                                   self.T, self.dk)
-        self.length = P
-
-    def step(self, ids):
-        """ids (B,): one new token per sequence, at position ``length``
-        -> the logits of the next position, a numpy (B, V) array."""
-        ids = np.ascontiguousarray(ids, dtype=np.int32).reshape(-1)
-        if ids.shape != (self.B,) or ids.min() < 0 or ids.max() >= self.V:
-            raise ValueError(f"FusedDecoder.step: expected {self.B} ids in "
-                             f"[0, {self.V}), got {ids.tolist()}")
-        if self.length >= self.T:
-            raise ValueError(f"FusedDecoder.step: position {self.length} is past "
-                             f"max_seq_len {self.T}")
-        if is_recording():
-            raise ValueError("FusedDecoder is for inference: close the Tape first")
-        queue, B, D, pos = self.queue, self.B, self.D, self.length
-        H, HKV, dk, T = self.H, self.HKV, self.dk, self.T
-        cl.enqueue_copy(queue, self.ids.buffer, ids)     # B ints, host -> device
-        x, rows = self.emb, self.ids       # layer 0 reads its rows from the table
-        for L in self.layers:
-            kernels.qkv(x, rows, L["attn_norm"], L["wqkv"], self.table, self.q,
-                        L["k"], L["v"], B, D, H, HKV, dk, T, pos, L["attn_eps"])
-            kernels.attention(self.q, L["k"], L["v"], self.o, B, H, HKV, dk, T,
-                              pos + 1, self.scale)
-            kernels.residual(x, rows, self.o, L["wo"], self.h, B, H * dk, D)
-            kernels.swiglu(self.h, L["ffn_norm"], L["w_gate"], L["w_up"],
-                           self.hidden, B, D, self.F, L["ffn_eps"])
-            kernels.residual(self.h, self.rows, self.hidden, L["w_down"], self.x,
-                             B, self.F, D)
-            x, rows = self.x, self.rows
-        kernels.norm_matvec(self.x, self.norm, self.head, self.logits, B, D,
-                            self.V, self.eps)
-        self.length = pos + 1
-        return self.logits.to_host()                     # (B, V)
+        super().start([(layer.k, layer.v) for layer in cache.layers])

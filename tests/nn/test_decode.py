@@ -1,12 +1,13 @@
-"""FusedDecoder (nn/decode.py, kernels/decode.cl): every step's logits
-against the layer-by-layer forward and the numpy reference, the tokens
-``generate`` picks against the unfused KV-cache path, and the launches."""
+"""FusedDecoder (nn/decode.py, inference/decoder.py, kernels/decode.cl): every
+step's logits against the layer-by-layer forward and the numpy reference, the
+tokens ``generate`` picks against the unfused KV-cache path, and the launches."""
 
 import numpy as np
 import pytest
 
 import netcl_lite.autograd as ag
 from netcl_lite.core.program import trace
+from netcl_lite.inference import decoder as inference
 from netcl_lite.nn import DecoderConfig, DecoderLM, FusedDecoder, KVCache
 from netcl_lite.nn import decode
 from numpy_ref.decoder import decoder_lm
@@ -154,3 +155,24 @@ def test_other_layers_keep_the_general_path(queue):
     with pytest.raises(ValueError, match="block 0 holds a RotaryAttention, not "
                                          "a RMSNorm"):
         FusedDecoder(model, 1)
+
+
+def test_the_inference_layer_decodes_from_weights_alone(queue):
+    """nn.FusedDecoder is the inference layer's decoder, fed from a DecoderLM;
+    the inference one checks the shapes of the weights it is given."""
+    model = model_of(queue)
+    assert issubclass(FusedDecoder, inference.FusedDecoder)
+    weights = decode.decoder_weights(model)
+    cache = KVCache(2)
+    model(np.array([[1, 2, 3]], np.int32), cache)
+    steps = inference.FusedDecoder(weights, 1)
+    steps.start([(layer.k, layer.v) for layer in cache.layers])
+    via_nn = FusedDecoder(model, 1)
+    via_nn.start(cache)
+    np.testing.assert_array_equal(steps.step([4]), via_nn.step([4]))
+    weights.layers[1].w_down = weights.layers[1].w_up              # (16, 24)
+    with trace() as ran:
+        with pytest.raises(ValueError, match=r"layer 1's w_down is \(16, 24\), "
+                                             r"expected \(24, 16\)"):
+            inference.FusedDecoder(weights, 1)
+    assert ran == [] and ran.allocations == []
