@@ -1,5 +1,6 @@
-"""A non-editable install finds kernels/*.cl: build a wheel, install it in a
-separate folder and run the section 6 program from outside the repository."""
+"""A non-editable install finds kernels/*.cl and the interactive figures'
+style and script: build a wheel, install it in a separate folder and run the
+section 6 program and a player from outside the repository."""
 
 import os
 import pathlib
@@ -22,6 +23,8 @@ def test_wheel_ships_kernels_and_runs_section6(tmp_path):
     kernels = sorted(n for n in names if n.endswith(".cl"))
     on_disk = sorted((ROOT / "kernels").glob("*.cl"))
     assert len(kernels) == len(on_disk) > 0, kernels
+    assert {"netcl_lite/viz/static/player.css",
+            "netcl_lite/viz/static/player.js"} <= set(names), names
     subprocess.run(
         [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
          "--target", str(target), str(wheel)],
@@ -35,3 +38,10 @@ def test_wheel_ships_kernels_and_runs_section6(tmp_path):
     assert pathlib.Path(where).is_relative_to(target), where
     out = run_program(sys.executable, tmp_path, env)
     assert DOCUMENT_LINE in out.splitlines()
+    html = subprocess.run(
+        [sys.executable, "-c", "from netcl_lite.viz import player\n"
+         "p = player(lambda fig, k: fig.add_subplot(), {'k': [0, 1]}, "
+         "name='w', figsize=(1, 1), dpi=20)\nprint(p.html())"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, check=True,
+    ).stdout
+    assert "<style>\n.nl-player{" in html and "addEventListener" in html

@@ -11,7 +11,8 @@ the result is two things at once, and each front end shows the one it can:
   combination of control values, all rendered when the notebook executes,
   with a labelled ``<input type="range">`` (or ``<select>``) per control
   and a few lines of JavaScript that swap the frame. Nothing is loaded from
-  anywhere: the frames are data URLs, the style and the script are inline.
+  anywhere: the frames are data URLs, the style and the script are inline
+  (kept in ``netcl_lite/viz/static/player.css`` and ``player.js``).
 
 Keep the grid small: the frames are stored in the notebook and in the site.
 ``nbytes`` is the size the static player adds.
@@ -32,7 +33,9 @@ True
 
 import base64
 import dataclasses
+import functools
 import html as html_lib
+import importlib.resources
 import io
 import itertools
 import json
@@ -42,6 +45,16 @@ import matplotlib.figure
 import PIL.Image
 
 _NAME = re.compile(r"^[a-z][a-z0-9-]*$")
+
+
+@functools.cache
+def _static(name):
+    """A file of netcl_lite/viz/static/, inlined into every player: the
+    style, and the script that finds its own player (the script's parent),
+    reads the frames and on every change of a control shows the frame of
+    the current combination."""
+    path = importlib.resources.files("netcl_lite.viz") / "static" / name
+    return path.read_text(encoding="utf-8").rstrip("\n")
 
 
 @dataclasses.dataclass
@@ -151,7 +164,8 @@ class Player:
                 for f in self.frames]
         start = {k: self.controls[k].values[i] for k, i in self.start.items()}
         first = self.index_of(**start)
-        parts = [f'<div class="nl-player" id="{self.name}">', _STYLE,
+        style = f"<style>\n{_static('player.css')}\n</style>"
+        parts = [f'<div class="nl-player" id="{self.name}">', style,
                  f'<img class="nl-player-frame" src="{urls[first]}" '
                  f'alt="{esc(self._alt(self.start))}">',
                  f'<div class="nl-player-controls" role="group" '
@@ -179,7 +193,8 @@ class Player:
         blob = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
         parts += ["</div>",
                   f'<script type="application/json" class="nl-player-data">'
-                  f"{blob}</script>", _SCRIPT, "</div>"]
+                  f"{blob}</script>",
+                  f"<script>{_static('player.js')}</script>", "</div>"]
         return "".join(parts)
 
     def _alt(self, at):
@@ -261,47 +276,3 @@ def player(draw, controls, name, title="", start=None, figsize=(7.2, 3.2),
     """
     return Player(draw, controls, name, title=title, start=start,
                   figsize=figsize, dpi=dpi, live=live)
-
-
-_STYLE = """<style>
-.nl-player{margin:0.5em 0 1em;max-width:100%}
-.nl-player img.nl-player-frame{display:block;max-width:100%;height:auto;
- background:#fff;border-radius:4px}
-.nl-player-controls{display:flex;flex-wrap:wrap;gap:0.4em 1.5em;
- margin-top:0.4em;align-items:center}
-.nl-player-control{display:flex;gap:0.5em;align-items:center}
-.nl-player-control label{font-weight:600}
-.nl-player-control input[type=range]{width:14em;
- accent-color:var(--color-brand-primary,#2962ff)}
-.nl-player-control output{min-width:3em;font-variant-numeric:tabular-nums}
-.nl-player-control select{font:inherit;color:inherit;
- background:var(--color-background-primary,#fff);padding:0.1em 0.3em}
-</style>"""
-
-# Finds its own player (the script's parent), reads the frames, and on every
-# change of a control shows the frame of the current combination.
-_SCRIPT = """<script>(function () {
-  var root = document.currentScript.parentNode;
-  var data = JSON.parse(root.querySelector(".nl-player-data").textContent);
-  var img = root.querySelector(".nl-player-frame");
-  var inputs = root.querySelectorAll("[data-axis]");
-  function show() {
-    var index = 0, said = [];
-    for (var i = 0; i < inputs.length; i++) {
-      var k = parseInt(inputs[i].value, 10), text = data.labels[i][k];
-      index = index * data.labels[i].length + k;
-      var out = root.querySelector('output[for="' + inputs[i].id + '"]');
-      if (out) { out.textContent = text; }
-      if (inputs[i].type === "range") {
-        inputs[i].setAttribute("aria-valuetext", text);
-      }
-      said.push(data.names[i] + " = " + text);
-    }
-    img.src = data.frames[data.order[index]];
-    img.alt = data.title + ": " + said.join(", ");
-  }
-  for (var i = 0; i < inputs.length; i++) {
-    inputs[i].addEventListener("input", show);
-    inputs[i].addEventListener("change", show);
-  }
-})();</script>"""
