@@ -1,6 +1,6 @@
 // KV-cache decoding, fused: one new token per sequence through the whole
-// decoder (chapter 09's DecoderLM), forward only (functional/decode.py
-// launches these kernels, nn/decode.py's FusedDecoder drives them).
+// decoder (chapter 09's DecoderLM), forward only (inference/decode.py
+// launches these kernels, inference/decoder.py's FusedDecoder drives them).
 //
 // Why this path exists: generating is launch-bound, not compute-bound. For
 // chapter 09's model (D 128, 2 layers, 4 query / 2 kv heads, d_k 32, SwiGLU
@@ -42,22 +42,19 @@
 // matmul.cl: results agree to float32 rounding, not bit for bit.
 // No builtins in the loops (PoCL calls them out of line): exp is
 // exp_poly.cl's, via sigmoid.cl; rsqrt is called once per work-item.
+//
+// The steps the layer-by-layer kernels also take come from the files they
+// share, so both paths normalise, rotate and gate a value to the same bits:
+// row_rstd (rms_norm.cl's forward), rope_pair (rope.cl), silu (silu.cl and
+// swiglu.cl). The products and the attention are decode.cl's own: a row
+// times a matrix sums in other blocks than matmul.cl, and the online softmax
+// below is flash_attention_simple.cl's loop, on exp_poly and with no mask.
 
-#include "sigmoid.cl"   // stable_sigmoid and exp_poly, builtin-free
+#include "sigmoid.cl"     // silu, stable_sigmoid and exp_poly, builtin-free
+#include "rms_row.cl"     // row_rstd: 1 / rms of a row, in 8 lanes
+#include "rope_pair.cl"   // rope_pair: one pair's RoPE rotation
 
-#define CB 32           // output columns per work-item (functional/decode.py: CB)
-
-// 1 / rms of the row x (D,), summed in 8 lanes as rms_norm.cl does.
-inline float row_rstd(__global const float *x, const int D, const float eps) {
-    float lane[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
-    int d8 = D - D % 8;
-    for (int j0 = 0; j0 < d8; j0 += 8)
-        for (int j = 0; j < 8; j++) lane[j] += x[j0 + j] * x[j0 + j];
-    float ss = 0.0f;
-    for (int j = 0; j < 8; j++) ss += lane[j];
-    for (int j = d8; j < D; j++) ss += x[j] * x[j];
-    return rsqrt(ss / D + eps);
-}
+#define CB 32           // output columns per work-item (inference/decode.py: CB)
 
 // acc[t] = sum_i a_i W[i, c0 + t] for t < min(CB, N - c0), W (K, N), where
 // a_i = x[i] * inv * g[i] (the RMS-normalised row) when g is given, else x[i].
@@ -129,17 +126,16 @@ __kernel void decode_qkv(__global const float *x, __global const int *rows,
         int head = c / dk, d = c - head * dk;        // d even
         float x0 = acc[t], x1 = acc[t + 1];
         if (head < H + HKV) {                        // q or k: rotate by pos
-            float cn = cs[d], sn = cs[d + 1];        // pair d / 2: cs[2 (d/2)]
-            float r0 = x0 * cn - x1 * sn, r1 = x0 * sn + x1 * cn;
+            float2 r = rope_pair(x0, x1, cs[d], cs[d + 1]);  // pair d / 2
             if (head < H) {
                 __global float *qr = q + ((long)b * H + head) * dk + d;
-                qr[0] = r0;
-                qr[1] = r1;
+                qr[0] = r.x;
+                qr[1] = r.y;
             } else {
                 __global float *kr = k_cache +
                     (((long)b * HKV + head - H) * T + pos) * dk + d;
-                kr[0] = r0;
-                kr[1] = r1;
+                kr[0] = r.x;
+                kr[1] = r.y;
             }
         } else {                                     // v: stored as it is
             __global float *vr = v_cache +
@@ -209,7 +205,7 @@ __kernel void decode_residual(__global const float *res,
 }
 
 // Stage 4: out (B, F) = silu(norm(h) Wg) * (norm(h) Wu), Wg and Wu (D, F);
-// the product grouped as swiglu.cl groups it.
+// the gate as swiglu.cl computes it.
 __kernel void decode_swiglu(__global const float *h,
                             __global const float *norm_w,
                             __global const float *w_gate,
@@ -228,7 +224,7 @@ __kernel void decode_swiglu(__global const float *h,
     __global float *outr = out + (long)b * F + c0;
     int nc = F - c0 < CB ? F - c0 : CB;
     for (int t = 0; t < nc; t++)
-        outr[t] = (gate[t] * stable_sigmoid(gate[t])) * up[t];
+        outr[t] = silu(gate[t]) * up[t];
 }
 
 // The end of the model: logits (B, V) = norm(x) W, W (D, V).

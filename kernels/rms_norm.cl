@@ -8,6 +8,8 @@
 // SIMD register, and the 8 running sums are independent: a single running
 // sum is a chain of D dependent additions, which set the kernels' speed.
 
+#include "rms_row.cl"   // row_rstd: 1 / rms of a row (decode.cl uses it too)
+
 // sum_j a[j] * b[j] * c[j] over D values, in 8 lanes (c may equal b).
 inline float dot3(__global const float *a, __global const float *b,
                   __global const float *c, int D) {
@@ -30,14 +32,7 @@ __kernel void rms_norm_forward(__global const float *x,
     if (r >= R) return;
     __global const float *xr = x + (long)r * D;
     __global float *outr = out + (long)r * D;
-    float ss = 0.0f;
-    float lane[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
-    int d8 = D - D % 8;
-    for (int j0 = 0; j0 < d8; j0 += 8)
-        for (int j = 0; j < 8; j++) lane[j] += xr[j0 + j] * xr[j0 + j];
-    for (int j = 0; j < 8; j++) ss += lane[j];
-    for (int j = d8; j < D; j++) ss += xr[j] * xr[j];
-    float inv = rsqrt(ss / D + eps);
+    float inv = row_rstd(xr, D, eps);        // rms_row.cl, in 8 lanes
     rstd[r] = inv;
     for (int j = 0; j < D; j++) outr[j] = xr[j] * inv * weight[j];
 }

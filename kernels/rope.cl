@@ -18,6 +18,8 @@
 // to float, once. Devices without fp64 fall back to float angles; building
 // with -D ROPE_FLOAT_ANGLES forces that path (the tests compare the two).
 
+#include "rope_pair.cl"   // rope_pair: one pair's rotation (decode.cl uses it too)
+
 #if defined(cl_khr_fp64) && !defined(ROPE_FLOAT_ANGLES)
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 typedef double angle_t;
@@ -54,10 +56,9 @@ __kernel void rope_forward(__global const float *x,
     __global const float *xr = x + 2L * row * pairs;
     __global float *o = out + 2L * row * pairs;
     for (int i = 0; i < pairs; i++) {
-        float c = cs[2 * i], sn = cs[2 * i + 1];
-        float x0 = xr[2 * i], x1 = xr[2 * i + 1];
-        o[2 * i] = x0 * c - x1 * sn;
-        o[2 * i + 1] = x0 * sn + x1 * c;
+        float2 r = rope_pair(xr[2 * i], xr[2 * i + 1], cs[2 * i], cs[2 * i + 1]);
+        o[2 * i] = r.x;
+        o[2 * i + 1] = r.y;
     }
 }
 
@@ -71,10 +72,9 @@ __kernel void rope_backward(__global const float *grad_out,
     __global const float *cs = table + 2L * (row % S) * pairs;
     __global const float *gr = grad_out + 2L * row * pairs;
     __global float *gx = grad_x + 2L * row * pairs;
-    for (int i = 0; i < pairs; i++) {
-        float c = cs[2 * i], sn = cs[2 * i + 1];
-        float g0 = gr[2 * i], g1 = gr[2 * i + 1];
-        gx[2 * i] = g0 * c + g1 * sn;
-        gx[2 * i + 1] = -g0 * sn + g1 * c;
+    for (int i = 0; i < pairs; i++) {              // the angle's sine negated
+        float2 r = rope_pair(gr[2 * i], gr[2 * i + 1], cs[2 * i], -cs[2 * i + 1]);
+        gx[2 * i] = r.x;
+        gx[2 * i + 1] = r.y;
     }
 }

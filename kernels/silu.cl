@@ -2,13 +2,13 @@
 // Work-items as in runs.cl: each owns a contiguous run of values
 // (about 256 on a CPU, where the loop vectorizes; one on a GPU).
 
-#include "sigmoid.cl"   // stable_sigmoid, without builtins
+#include "sigmoid.cl"   // silu and stable_sigmoid, without builtins
 #include "runs.cl"      // run_start, run_stop: a run of values each
 
 __kernel void silu_forward(__global const float *x, __global float *out,
                            const int n) {
     int start = run_start(n), stop = run_stop(n);
-    for (int i = start; i < stop; i++) out[i] = x[i] * stable_sigmoid(x[i]);
+    for (int i = start; i < stop; i++) out[i] = silu(x[i]);
 }
 
 // d/dx x s(x) = s + x s (1 - s) = s (1 + x (1 - s))

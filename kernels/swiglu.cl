@@ -9,14 +9,14 @@
 // Work-items as in runs.cl: each owns a contiguous run of values
 // (about 256 on a CPU, where the loop vectorizes; one on a GPU).
 
-#include "sigmoid.cl"   // stable_sigmoid, without builtins
+#include "sigmoid.cl"   // silu and stable_sigmoid, without builtins
 #include "runs.cl"      // run_start, run_stop: a run of values each
 
 __kernel void swiglu_forward(__global const float *a, __global const float *b,
                              __global float *out, const int n) {
     int start = run_start(n), stop = run_stop(n);
     for (int i = start; i < stop; i++)
-        out[i] = (a[i] * stable_sigmoid(a[i])) * b[i];
+        out[i] = silu(a[i]) * b[i];
 }
 
 // With s = sigmoid(a) and g = grad_out:
