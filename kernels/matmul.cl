@@ -5,6 +5,13 @@
 // Strides let one kernel serve A @ B, A @ B^T and A^T @ B (the backward
 // products) without copying a transpose; b_bs = 0 broadcasts B.
 //
+// Three rungs compute the same product, simplest first:
+//   matmul_forward        one value of C per work-item (read it first)
+//   matmul_register_tile  a 4 x 8 block of C per work-item, in registers
+//   matmul_tiled          the block in vector registers, shaped for the
+//                         device, on operands packed into panels (the fast one)
+// and matmul_few_rows serves an A of a few rows (decoding, one token).
+//
 // Global size (N, batch*M): one work-item computes one C value.
 // This is the simple, readable version; it is the oracle for faster ones.
 
@@ -29,7 +36,65 @@ __kernel void matmul_forward(__global const float *A, __global const float *B,
 //   grad_A = grad_C @ B^T      grad_B = A^T @ grad_C
 
 // ---------------------------------------------------------------------------
-// The fast path: a register tile per work-item (kernels/register_tile.cl).
+// The middle rung: a register tile, read in place (matmul_register_tile).
+//
+// matmul_forward loads two numbers for each multiply-add, A[i, k] and
+// B[k, j]. Here one work-item computes an RT_M x RT_N block of C (4 rows by
+// 8 columns) and keeps it in registers, `acc`, over the whole K loop. Per k
+// it loads RT_M numbers of A's column k and RT_N numbers of B's row k into
+// registers, then does RT_M * RT_N multiply-adds with them: every number
+// loaded serves RT_N (or RT_M) of them, 12 loads per 32 multiply-adds
+// instead of 64. The loops have constant trip counts, so the compiler
+// unrolls them and keeps `acc`, `ak` and `bk` in registers.
+//   * A and B are read where they are, through their strides, one float at
+//     a time: A^T and B^T of the backward cost nothing, no copy is made.
+//   * Bounds are tested: a row past M or a column past N reads 0 and is not
+//     stored, so any M, N and K work (no packing, no shifting back).
+// Each value of C is the same sum in the same order as in matmul_forward.
+// matmul_tiled below adds what this rung leaves out: vector loads of VW
+// floats, a tile shaped for the device, operands packed into panels when
+// the caches serve them badly, and no tests inside its K loop.
+// Global size (ceil(N / RT_N), batch * ceil(M / RT_M)): work-item (tj, t)
+// owns columns RT_N tj .. and rows RT_M (t % PM) .. of batch t / PM.
+// ---------------------------------------------------------------------------
+#define RT_M 4          // rows of C per work-item (functional/matmul.py: RT_M)
+#define RT_N 8          // columns of C per work-item (RT_N)
+
+__kernel void matmul_register_tile(__global const float *A,
+                                   __global const float *B, __global float *C,
+                                   const int batch, const int M, const int N,
+                                   const int K, const int a_bs, const int a_rs,
+                                   const int a_cs, const int b_bs,
+                                   const int b_rs, const int b_cs) {
+    int tj = get_global_id(0);         // which block of RT_N columns
+    int t = get_global_id(1);          // (batch, block of RT_M rows), flattened
+    int PM = (M + RT_M - 1) / RT_M;    // blocks down one batch of C
+    if (tj * RT_N >= N || t >= batch * PM) return;
+    int b = t / PM;
+    int i0 = (t - b * PM) * RT_M;      // the block's first row
+    int j0 = tj * RT_N;                // ... and first column
+    __global const float *a = A + (long)b * a_bs;
+    __global const float *bb = B + (long)b * b_bs;
+    float acc[RT_M][RT_N];
+    for (int r = 0; r < RT_M; r++)
+        for (int c = 0; c < RT_N; c++) acc[r][c] = 0.0f;
+    for (int k = 0; k < K; k++) {
+        float ak[RT_M], bk[RT_N];      // the tile's share of A's column k, B's row k
+        for (int r = 0; r < RT_M; r++)
+            ak[r] = i0 + r < M ? a[(long)(i0 + r) * a_rs + (long)k * a_cs] : 0.0f;
+        for (int c = 0; c < RT_N; c++)
+            bk[c] = j0 + c < N ? bb[(long)k * b_rs + (long)(j0 + c) * b_cs] : 0.0f;
+        for (int r = 0; r < RT_M; r++)         // the rank-1 update of the tile
+            for (int c = 0; c < RT_N; c++) acc[r][c] += ak[r] * bk[c];
+    }
+    for (int r = 0; r < RT_M && i0 + r < M; r++)
+        for (int c = 0; c < RT_N && j0 + c < N; c++)
+            C[((long)b * M + i0 + r) * N + j0 + c] = acc[r][c];
+}
+
+// ---------------------------------------------------------------------------
+// The fast path: a register tile per work-item (kernels/register_tile.cl),
+// in vectors, with packed panels.
 //
 // matmul_tiled: one work-item owns RB row panels x one column panel of C;
 // a panel is MR = TILE_M rows or NR = TILE_V * VW columns. For each row

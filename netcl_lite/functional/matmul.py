@@ -13,9 +13,14 @@ dims, or a plain (K, N) matrix shared by every batch (as in ``Linear``).
 array([[ 7., 10.],
        [15., 22.]], dtype=float32)
 
-Three kernels compute the same product. ``matmul_forward`` is the simple
+Four kernels compute the same product. ``matmul_forward`` is the simple
 one (one work-item per output value): the chapters read it and the tests use
-it as the oracle. ``matmul_tiled`` keeps a tile of C in vector registers
+it as the oracle. ``matmul_register_tile`` is the rung above it: a work-item
+keeps a 4 x 8 block of C in registers and reads A and B in place, bounds
+tested, so each number it loads serves several multiply-adds; it runs only
+when asked (``fast="tile"``, or ``F.matmul_register_tile``) and gives the
+same sums as the simple one, in the same order.
+``matmul_tiled`` keeps a tile of C in vector registers
 (``kernels/register_tile.cl``; about 0.8-1x numpy's speed on a CPU), reads
 A and B in place or from packed panels (``matmul_pack_a``, ``_b``, ``_ab``);
 it runs whenever the product is big enough. Its tile is chosen for the
@@ -24,9 +29,13 @@ fewer than FEW_ROWS (8) rows, such as the one new token of KV-cache
 decoding. Which of the two runs depends on the shape only, never on the
 tile, so every tile runs the same kernels (a tile of 14 rows packs 8-13 rows
 of A into one zero-padded panel instead).
-``F.matmul(a, b, fast=False)`` (or ``F.matmul_simple``) forces the simple one:
+``F.matmul(a, b, fast=False)`` (or ``F.matmul_simple``) forces the simple one,
+``fast="tile"`` (or ``F.matmul_register_tile``) the register tile:
 
 >>> F.matmul_simple(a, a).value.to_host()
+array([[ 7., 10.],
+       [15., 22.]], dtype=float32)
+>>> F.matmul(a, a, fast="tile").value.to_host()
 array([[ 7., 10.],
        [15., 22.]], dtype=float32)
 """
@@ -49,12 +58,23 @@ LOCAL_FEW = (8,)        # matmul_tiled's work-group when it has few work-items
 FEW_V = 8               # vectors of C per work-item in matmul_few_rows (at most)
 PACK_ROWS = 64          # rows k per work-item of the packing kernels (matmul.cl)
 PACK_MIN_K = 512        # beyond this K a long walk: see _a_in_place, _b_in_place
+RT_M, RT_N = 4, 8       # the block of C per work-item of matmul_register_tile
 
 
 def matmul_simple_strided(a, b, batch, M, N, K, a_strides, b_strides):
     """C (batch, M, N) = A @ B, one work-item per value of C."""
     out = Tensor.empty(a.queue, (batch, M, N))
     launch(a.queue, "matmul", "matmul_forward", (N, batch * M), LOCAL_2D,
+           a, b, out, batch, M, N, K, *a_strides, *b_strides)
+    return out
+
+
+def matmul_register_tile_strided(a, b, batch, M, N, K, a_strides, b_strides):
+    """C (batch, M, N) = A @ B, one RT_M x RT_N block of C per work-item,
+    A and B read in place through their strides (any shape)."""
+    out = Tensor.empty(a.queue, (batch, M, N))
+    launch(a.queue, "matmul", "matmul_register_tile",
+           (ceil_div(N, RT_N), batch * ceil_div(M, RT_M)), LOCAL_2D,
            a, b, out, batch, M, N, K, *a_strides, *b_strides)
     return out
 
@@ -206,12 +226,16 @@ def matmul_strided(a, b, batch, M, N, K, a_strides, b_strides, fast=None):
     ``a_strides = (a_bs, a_rs, a_cs)``; likewise B. ``fast=None`` picks the
     tiled kernel when M*N*K >= FAST_MIN_MNK (``matmul_few_rows`` when
     M < FEW_ROWS), and ``matmul_few_rows`` for M < FEW_ROWS rows times a
-    matrix of N*K >= FEW_ROWS_MIN_NK; True/False force a path.
+    matrix of N*K >= FEW_ROWS_MIN_NK; True/False force a path, "tile" the
+    register tile (``matmul_register_tile``).
     """
     if fast is None:
         fast = M * N * K >= FAST_MIN_MNK or (
             M < FEW_ROWS and N * K >= FEW_ROWS_MIN_NK)
-    run = matmul_tiled_strided if fast else matmul_simple_strided
+    if isinstance(fast, str) and fast == "tile":
+        run = matmul_register_tile_strided
+    else:
+        run = matmul_tiled_strided if fast else matmul_simple_strided
     return run(a, b, batch, M, N, K, a_strides, b_strides)
 
 
@@ -230,8 +254,13 @@ def _check(a, b):
 
 
 def matmul(a, b, fast=None):
-    """a @ b, batched over the leading dims (``fast``: see matmul_strided)."""
+    """a @ b, batched over the leading dims (``fast``: see matmul_strided;
+    the backward's two products take the same ``fast``)."""
     a, b = nodes(a, b, op="matmul")
+    if not (fast is None or isinstance(fast, (bool, np.bool_))
+            or isinstance(fast, str) and fast == "tile"):
+        raise ValueError(f'matmul: fast must be None, True, False or "tile", '
+                         f"got {fast!r}")
     _check(a, b)
     *lead, M, K = a.shape
     N = b.shape[-1]
@@ -261,3 +290,10 @@ def matmul(a, b, fast=None):
 def matmul_simple(a, b):
     """``matmul`` on the simple kernel only (the chapters' version, the oracle)."""
     return matmul(a, b, fast=False)
+
+
+def matmul_register_tile(a, b):
+    """``matmul`` on the register tile only (``matmul_register_tile`` in
+    kernels/matmul.cl, the rung between the simple kernel and the fast one),
+    forward and gradients."""
+    return matmul(a, b, fast="tile")
