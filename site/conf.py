@@ -2,9 +2,10 @@
 
 tools/build_site.py assembles the sources in _build/site_src (the chapters'
 notebooks with their stored outputs, the figures, a generated index and the
-kernel appendix) and runs Sphinx with this directory as the configuration
+appendices) and runs Sphinx with this directory as the configuration
 directory. Nothing here fetches anything when a page is viewed: the theme's
-assets are local and MathJax is vendored into _static/mathjax at build time.
+assets are local, MathJax 3 comes from the sphinx-mathjax-offline package and
+the bibliography from references.bib (sphinxcontrib-bibtex).
 """
 
 import html as html_lib
@@ -14,6 +15,10 @@ import pathlib
 import re
 import sys
 
+from docutils import nodes
+from pybtex.plugin import register_plugin
+from pybtex.style.formatting.plain import Style as PlainStyle
+from pybtex.style.template import FieldIsMissing, field, join, node, sentence
 from pygments.lexer import inherit, words
 from pygments.lexers.c_cpp import CLexer
 from pygments.token import Keyword, Name
@@ -25,7 +30,10 @@ project = "Tokens & Attention"
 author = "the Tokens & Attention authors"
 copyright = "the Tokens & Attention authors, MIT license"
 
-extensions = ["myst_nb"]
+# the tree whose chapters, kernels and references.bib are built (--root)
+COURSE_ROOT = pathlib.Path(os.environ.get("COURSE_ROOT", ROOT))
+
+extensions = ["myst_nb", "sphinx-mathjax-offline", "sphinxcontrib.bibtex"]
 exclude_patterns = ["_notebooks/**", "_repo/**", "**/.ipynb_checkpoints"]
 root_doc = "index"
 
@@ -46,10 +54,8 @@ myst_dmath_double_inline = True  # "text: $$x$$" in a paragraph, as Jupyter show
 myst_update_mathjax = False  # the configuration below is complete
 suppress_warnings = ["mystnb.unknown_mime_type"]
 
-# MathJax 3, vendored by tools/build_site.py (npm `mathjax`, pinned).
-# A relative mathjax_path is relative to _static/.
-MATHJAX_STATIC = os.environ.get(
-    "COURSE_MATHJAX_STATIC", str(ROOT / "_build" / "vendor" / "mathjax-3.2.2"))
+# MathJax 3.2.2 from the sphinx-mathjax-offline package, copied into
+# _static/mathjax; a relative mathjax_path is relative to _static/.
 mathjax_path = "mathjax/tex-chtml.js"
 mathjax3_config = {
     "tex": {
@@ -65,7 +71,7 @@ mathjax3_config = {
 
 html_theme = "furo"
 html_title = "Tokens & Attention"
-html_static_path = ["_static", MATHJAX_STATIC]
+html_static_path = ["_static"]
 html_css_files = ["course.css"]
 html_js_files = ["course.js"]
 html_favicon = "_static/favicon.svg"  # else browsers ask for /favicon.ico
@@ -78,6 +84,84 @@ html_theme_options = {
 }
 pygments_style = "friendly"
 pygments_dark_style = "monokai"
+
+
+# --- the bibliography (sphinxcontrib-bibtex) ---------------------------------
+# A chapter cites with a markdown link to references.bib#KEY, which JupyterLab
+# shows as the authors and year it is written with; build_site.py points it at
+# #ref-KEY, the entry's id on the bibliography page.
+@node
+def few_names(children, context, role):
+    """The names of a role; of more than eight, the first six and "others"."""
+    try:
+        persons = context["entry"].persons[role]
+    except KeyError:
+        raise FieldIsMissing(role, context["entry"]) from None
+    style = context["style"]
+    shown = [style.format_name(p, style.abbreviate_names) for p in persons]
+    shown = shown[:6] + ["others"] if len(shown) > 8 else shown
+    return join(sep=", ", sep2=" and ", last_sep=", and ")[shown].format_data(
+        context)
+
+
+class CourseStyle(PlainStyle):
+    """BibTeX's plain style (sorted by author, then year), with each title
+    as references.bib writes it rather than in sentence case, and long
+    author lists cut short."""
+
+    def format_names(self, role, as_sentence=True):
+        return sentence[few_names(role)] if as_sentence else few_names(role)
+
+    def format_title(self, e, which_field, as_sentence=True):
+        title = field(which_field)
+        return sentence[title] if as_sentence else title
+
+
+register_plugin("pybtex.style.formatting", "course", CourseStyle)
+bibtex_bibfiles = [str(COURSE_ROOT / "references.bib")]
+bibtex_default_style = "course"
+bibtex_cite_id = "ref-{key}"
+BIBLIOGRAPHY = "appendix/bibliography"
+CITED = "appendix/cited.json"  # {key: [chapters citing it]}, by build_site.py
+
+
+def bibliography_targets(app, doctree):
+    """Each entry's id becomes a target that the chapters' links resolve to,
+    and the page is rebuilt when the list of citing chapters changes."""
+    if app.env.docname != BIBLIOGRAPHY:
+        return
+    app.env.note_dependency(CITED)
+    std = app.env.get_domain("std")
+    for key, bib in app.env.get_domain("cite").bibliographies.items():
+        if key.docname == BIBLIOGRAPHY:
+            for entry in bib.citation_nodes.values():
+                std.anonlabels[entry["ids"][0]] = (BIBLIOGRAPHY, entry["ids"][0])
+
+
+def finish_entries(app, doctree, docname):
+    """In each entry: $...$ typeset as math, and "Cited in" with a link to
+    each chapter citing it (on the bibliography page, and where the single
+    page holds it)."""
+    path = pathlib.Path(app.srcdir, CITED)
+    cited = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    for item in doctree.findall(nodes.list_item):
+        ids = [i for i in item["ids"] if i.startswith("ref-")]
+        if not ids or not isinstance(item.children[-1], nodes.paragraph):
+            continue
+        for text in list(item.findall(nodes.Text)):
+            parts = re.split(r"\$(.+?)\$", str(text))
+            if len(parts) > 1:
+                text.parent.replace(text, [
+                    nodes.math(p, p) if i % 2 else nodes.Text(p)
+                    for i, p in enumerate(parts) if p])
+        para = item.children[-1]
+        pages = [p for p in cited.get(ids[0][len("ref-"):], []) if p[:2].isdigit()]
+        if pages:
+            para += nodes.Text(" Cited in ")
+        for i, page in enumerate(pages):
+            uri = app.builder.get_relative_uri(docname, f"chapters/{page}")
+            para += nodes.reference("", page[:2], internal=True, refuri=uri)
+            para += nodes.Text(", " if i < len(pages) - 1 else ".")
 
 
 class OpenCLLexer(CLexer):
@@ -132,7 +216,7 @@ MATH_HTML = re.compile(
 
 def _plain_math(m):
     sys.path.insert(0, str(ROOT / "tools"))
-    from build_site import tex_to_text
+    from plain_text import tex_to_text
 
     text = tex_to_text(html_lib.unescape(m.group(3)))
     return m.group(1) + html_lib.escape(text, quote=False) + m.group(4)
@@ -170,6 +254,8 @@ def search_page_scripts(app, pagename, templatename, context, doctree):
 
 def setup(app):
     app.add_lexer("opencl", OpenCLLexer)
+    app.connect("doctree-read", bibliography_targets)
+    app.connect("doctree-resolved", finish_entries)
     app.connect("html-page-context", search_page_scripts)
     app.connect("build-finished", write_search_pages)
     # Chapter titles may hold math, and the sidebar and the previous/next

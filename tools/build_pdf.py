@@ -8,8 +8,9 @@
    chapter on a new page and prints it to PDF, with a bookmark outline and
    page numbers.
 
-Nothing is fetched when the page is printed: MathJax is the vendored copy.
-CHROMIUM names the browser (default /usr/bin/chromium).
+Nothing is fetched when the page is printed: MathJax is the copy that
+sphinx-mathjax-offline puts in the site. CHROMIUM names the browser (default
+/usr/bin/chromium).
 """
 
 import argparse
@@ -18,8 +19,6 @@ import importlib.util
 import os
 import pathlib
 import shutil
-import subprocess
-import sys
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -60,18 +59,10 @@ def single_page(root, build_dir):
     with open(build_dir / ".site-build.lock", "w") as lock:
         if site.fcntl:
             site.fcntl.flock(lock, site.fcntl.LOCK_EX)
-        mathjax = site.vendor_mathjax(build_dir)
         site.assemble(root, build_dir / "site_src")
         out = build_dir / "singlehtml"
-        env = dict(os.environ, COURSE_MATHJAX_STATIC=str(mathjax))
-        cmd = [sys.executable, "-m", "sphinx", "-b", "singlehtml", "-q",
-               "-c", str(site.SITE), "-d", str(build_dir / "doctrees-single"),
-               str(build_dir / "site_src"), str(out)]
-        proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True)
-    if proc.returncode:
-        sys.stderr.write(proc.stdout)
-        raise SystemExit(f"sphinx-build -b singlehtml failed ({proc.returncode})")
+        site.sphinx("singlehtml", root, build_dir, out,
+                    build_dir / "doctrees-single")
     return out / "index.html"
 
 

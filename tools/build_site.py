@@ -1,22 +1,23 @@
 """Build the static course: ``python tools/build_site.py`` -> _build/html/index.html
 
-1. Vendors MathJax 3 (npm ``mathjax``, pinned and hash-checked) into
-   _build/vendor, once; pages then load it from _static/mathjax.
-2. Assembles the Sphinx sources in _build/site_src: every chapter notebook
+1. Assembles the Sphinx sources in _build/site_src: every chapter notebook
    ``chapters/NN_*.ipynb`` as stored (outputs included; nothing is executed),
    with a download link under its title; figures/; the landing page, written
    from site/index.template.md, the chapters' "Learning goals" sections and
    the README's benchmark table (between ``<!-- bench:start -->`` and
-   ``<!-- bench:end -->``); an appendix listing every kernels/*.cl.
-3. Runs Sphinx (myst-nb, furo theme, configuration in site/) into _build/html.
+   ``<!-- bench:end -->``); an appendix listing every kernels/*.cl; the
+   bibliography page (site/bibliography.md).
+2. Runs Sphinx (configuration in site/: myst-nb, furo, sphinxcontrib-bibtex
+   for references.bib, MathJax 3 from sphinx-mathjax-offline) into
+   _build/html.
 
 Nothing is rebuilt when no input changed since the last successful build
-(``--force`` rebuilds). ``--root`` takes the chapters, figures, kernels and
-README from another tree; ``--build`` puts everything under another folder.
+(``--force`` rebuilds). ``--root`` takes the chapters, figures, kernels,
+README and references.bib from another tree; ``--build`` puts everything
+under another folder.
 """
 
 import argparse
-import base64
 import hashlib
 import json
 import os
@@ -25,126 +26,29 @@ import re
 import shutil
 import subprocess
 import sys
-import tarfile
-import tempfile
 import time
-import unicodedata
-import zipfile
 
 try:
     import fcntl
 except ImportError:  # not POSIX: builds are not serialised
     fcntl = None
 
+import nbformat
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SITE = ROOT / "site"
-
-MATHJAX_VERSION = "3.2.2"
-# npm's published integrity of mathjax@3.2.2 (sha512 of the .tgz).
-MATHJAX_NPM_INTEGRITY = (
-    "sha512-Bt+SSVU8eBG27zChVewOicYs7Xsdt40qm4+UpHyX7k0/O9NliPc+x77k1/FEsPsjKPZG"
-    "JvtRZM1vO+geW0OhGw==")
-# Fallback where npm is missing: the same MathJax 3.2.2 es5 files, from PyPI.
-MATHJAX_WHEEL = "sphinx-mathjax-offline==0.0.2"
-MATHJAX_WHEEL_SHA256 = (
-    "206418155b2ff2f57496fb8501fdccae3da978e53031ff296c73729ba16062c4")
-# The parts of es5/ that tex-chtml.js loads (fonts, lazily loaded TeX
-# packages, the menu and its accessibility options); the other combined
-# components are left out.
-MATHJAX_KEEP = ["tex-chtml.js", "core.js", "loader.js", "startup.js",
-                "a11y", "adaptors", "input", "output/chtml", "sre", "ui"]
+sys.path.insert(0, str(ROOT / "tools"))
+from plain_text import figure_alt, first_comment, plain_heading, tex_to_text  # noqa: E402,F401
 
 BENCH_START, BENCH_END = "<!-- bench:start -->", "<!-- bench:end -->"
 GOALS = re.compile(r"^(#{2,6})\s+Learning goals\b.*$", re.I | re.M)
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 BIB = "references.bib"
-CITE_TARGET = "ref-"  # the bibliography's targets: (ref-KEY)=
+CITE_TARGET = "ref-"  # the bibliography entries' ids (site/conf.py: bibtex_cite_id)
 
 
 def log(msg):
     print(f"[build_site] {msg}", flush=True)
-
-
-# --- MathJax -------------------------------------------------------------
-
-def _copy_mathjax(es5, dest):
-    tmp = dest.with_name(dest.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    target = tmp / "mathjax"
-    for part in MATHJAX_KEEP:
-        src = es5 / part
-        if src.is_dir():
-            shutil.copytree(src, target / part)
-        else:
-            target.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, target / part)
-    if not (target / "tex-chtml.js").exists():
-        raise SystemExit(f"MathJax copy incomplete: no tex-chtml.js in {es5}")
-    shutil.rmtree(dest, ignore_errors=True)
-    tmp.rename(dest)
-
-
-def _mathjax_from_npm(workdir):
-    npm = shutil.which("npm")
-    if not npm:
-        return None
-    log(f"fetching mathjax@{MATHJAX_VERSION} with npm pack")
-    subprocess.run([npm, "pack", f"mathjax@{MATHJAX_VERSION}", "--silent",
-                    "--pack-destination", str(workdir)],
-                   check=True, stdout=subprocess.DEVNULL)
-    (tgz,) = workdir.glob("mathjax-*.tgz")
-    digest = base64.b64encode(hashlib.sha512(tgz.read_bytes()).digest())
-    if "sha512-" + digest.decode() != MATHJAX_NPM_INTEGRITY:
-        raise SystemExit(f"{tgz.name}: integrity mismatch, refusing to use it")
-    with tarfile.open(tgz) as tar:
-        members = [m for m in tar.getmembers()
-                   if m.name.startswith("package/es5/") and m.isfile()
-                   and ".." not in m.name.split("/")]
-        try:
-            tar.extractall(workdir, members=members, filter="data")
-        except TypeError:  # Python without tarfile extraction filters
-            tar.extractall(workdir, members=members)
-    return workdir / "package" / "es5"
-
-
-def _mathjax_from_pypi(workdir):
-    log(f"npm not found: fetching MathJax {MATHJAX_VERSION} from PyPI "
-        f"({MATHJAX_WHEEL})")
-    subprocess.run([sys.executable, "-m", "pip", "download", "--quiet",
-                    "--no-deps", "--dest", str(workdir), MATHJAX_WHEEL],
-                   check=True)
-    (whl,) = workdir.glob("*.whl")
-    if hashlib.sha256(whl.read_bytes()).hexdigest() != MATHJAX_WHEEL_SHA256:
-        raise SystemExit(f"{whl.name}: sha256 mismatch, refusing to use it")
-    prefix = "sphinx-mathjax-offline/static/mathjax/"
-    with zipfile.ZipFile(whl) as z:
-        for name in z.namelist():
-            if name.startswith(prefix) and not name.endswith("/"):
-                out = workdir / "es5" / name[len(prefix):]
-                out.parent.mkdir(parents=True, exist_ok=True)
-                out.write_bytes(z.read(name))
-    return workdir / "es5"
-
-
-def vendor_mathjax(build):
-    """Return a folder holding mathjax/tex-chtml.js (fetched once, cached).
-
-    COURSE_MATHJAX_ES5 may name an existing MathJax 3 es5/ folder, for a
-    machine without any registry.
-    """
-    dest = build / "vendor" / f"mathjax-{MATHJAX_VERSION}"
-    if (dest / "mathjax" / "tex-chtml.js").exists():
-        return dest
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    local = os.environ.get("COURSE_MATHJAX_ES5")
-    if local:
-        _copy_mathjax(pathlib.Path(local), dest)
-        return dest
-    with tempfile.TemporaryDirectory() as tmp:
-        tmp = pathlib.Path(tmp)
-        es5 = _mathjax_from_npm(tmp) or _mathjax_from_pypi(tmp)
-        _copy_mathjax(es5, dest)
-    return dest
 
 
 # --- sources ---------------------------------------------------------------
@@ -153,13 +57,18 @@ def chapter_notebooks(root):
     return sorted((root / "chapters").glob("[0-9][0-9]_*.ipynb"))
 
 
-def cell_source(cell):
-    src = cell.get("source", "")
-    return "".join(src) if isinstance(src, list) else src
+def read_chapter(path):
+    """The stored notebook, with each run of stream outputs merged and a
+    progress bar's \\r redraws collapsed to the last one, as Jupyter shows
+    them (nbconvert's CoalesceStreamsPreprocessor)."""
+    from nbconvert.preprocessors import CoalesceStreamsPreprocessor  # slow import
+
+    nb = nbformat.read(path, as_version=4)
+    return CoalesceStreamsPreprocessor().preprocess(nb, {})[0]
 
 
 def markdown_cells(nb):
-    return [cell_source(c) for c in nb["cells"] if c["cell_type"] == "markdown"]
+    return [c.source for c in nb.cells if c.cell_type == "markdown"]
 
 
 def chapter_title(nb, fallback):
@@ -187,380 +96,19 @@ def learning_goals(nb):
     return ""
 
 
-# --- plain text for titles, search results and alt text --------------------
-
-GREEK = {name: chr(code) for name, code in [
-    ("alpha", 0x3B1), ("beta", 0x3B2), ("gamma", 0x3B3), ("delta", 0x3B4),
-    ("epsilon", 0x3B5), ("varepsilon", 0x3B5), ("zeta", 0x3B6),
-    ("eta", 0x3B7), ("theta", 0x3B8), ("iota", 0x3B9), ("kappa", 0x3BA),
-    ("lambda", 0x3BB), ("mu", 0x3BC), ("nu", 0x3BD), ("xi", 0x3BE),
-    ("pi", 0x3C0), ("rho", 0x3C1), ("sigma", 0x3C3), ("tau", 0x3C4),
-    ("phi", 0x3C6), ("varphi", 0x3C6), ("chi", 0x3C7), ("psi", 0x3C8),
-    ("omega", 0x3C9), ("Gamma", 0x393), ("Delta", 0x394), ("Theta", 0x398),
-    ("Lambda", 0x39B), ("Pi", 0x3A0), ("Sigma", 0x3A3), ("Phi", 0x3A6),
-    ("Psi", 0x3A8), ("Omega", 0x3A9)]}
-SYMBOLS = {"cdot": "·", "times": "×", "le": "≤", "leq": "≤", "ge": "≥",
-           "geq": "≥", "approx": "≈", "ne": "≠", "neq": "≠", "infty": "∞",
-           "to": "→", "rightarrow": "→", "leftarrow": "←", "in": "∈",
-           "sum": "∑", "prod": "∏", "pm": "±", "ldots": "…", "dots": "…",
-           "cdots": "⋯", "top": "ᵀ", "|": "‖", "ell": "ℓ", "partial": "∂",
-           "nabla": "∇", "odot": "⊙", "otimes": "⊗", "sim": "∼", "%": "%",
-           "{": "{", "}": "}", ",": " ", ";": " ", " ": " ", "quad": " "}
-OPERATORS = set("·×≤≥≈≠→←∈±∼⊙⊗")
-SUB = dict(zip("0123456789+-=()aehijklmnoprstuvx",
-               "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ"))
-SUP = dict(zip("0123456789+-=()inT",
-               "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁱⁿᵀ"))
-MATH_SPAN = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$")
-
-
-def _tex_group(s, i):
-    """The argument of a TeX command at s[i:]: ({...} or one token, end)."""
-    while i < len(s) and s[i] == " ":
-        i += 1
-    if i >= len(s):
-        return "", i
-    if s[i] == "{":
-        depth = 0
-        for j in range(i, len(s)):
-            depth += {"{": 1, "}": -1}.get(s[j], 0)
-            if depth == 0:
-                return s[i + 1:j], j + 1
-        return s[i + 1:], len(s)
-    if s[i] == "\\":
-        m = re.match(r"\\([A-Za-z]+|.)", s[i:])
-        return m.group(0), i + len(m.group(0))
-    return s[i], i + 1
-
-
-def _script(text, table, mark):
-    return ("".join(table[c] for c in text) if text and all(c in table for c in text)
-            else f"{mark}{text}" if len(text) == 1 else f"{mark}({text})")
-
-
-def tex_to_text(tex):
-    """Inline TeX as plain Unicode text, for places that cannot typeset it
-    (page titles, the sidebar, search results, alt text).
-
-    >>> tex_to_text(r"1/\\sqrt{d_k}")
-    '1/√dₖ'
-    """
-    out, i = [], 0
-    while i < len(tex):
-        c = tex[i]
-        if c == "\\":
-            m = re.match(r"\\([A-Za-z]+|.)", tex[i:])
-            name, i = m.group(1), i + len(m.group(0))
-            if name == "sqrt":
-                arg, i = _tex_group(tex, i)
-                arg = tex_to_text(arg)
-                out.append("√" + (arg if len(arg) <= 2 or arg.isalnum()
-                                  else f"({arg})"))
-            elif name == "frac":
-                num, i = _tex_group(tex, i)
-                den, i = _tex_group(tex, i)
-                out.append(f"{tex_to_text(num)}/{tex_to_text(den)}")
-            elif name in ("left", "right", "big", "Big", "bigl", "bigr",
-                          "displaystyle", "limits", "!"):
-                continue
-            elif name in GREEK:
-                out.append(GREEK[name])
-            elif name in SYMBOLS:  # operators and relations get spaces
-                symbol = SYMBOLS[name]
-                out.append(f" {symbol} " if symbol in OPERATORS else symbol)
-            elif name == "mathcal":
-                arg, i = _tex_group(tex, i)
-                out.append({"N": "𝒩", "L": "ℒ", "O": "𝒪"}.get(arg, arg))
-            elif name in ("mathbf", "mathrm", "text", "textrm", "mathit",
-                          "boldsymbol", "operatorname", "textbf", "mathsf",
-                          "texttt", "emph", "textit", "hat", "tilde", "bar",
-                          "vec", "mathbb"):
-                arg, i = _tex_group(tex, i)
-                out.append(tex_to_text(arg))
-            else:  # log, exp, max, softmax, ...: the name reads well
-                out.append(name)
-        elif c in "_^":
-            arg, i = _tex_group(tex, i + 1)
-            arg = tex_to_text(arg)
-            out.append(_script(arg, SUB if c == "_" else SUP, c))
-        elif c in "{}":
-            i += 1
-        else:
-            out.append(c)
-            i += 1
-    return re.sub(r"\s+", " ", "".join(out)).strip()
-
-
-def plain_heading(text):
-    """A markdown heading's text with every $...$ replaced by tex_to_text."""
-    return MATH_SPAN.sub(lambda m: tex_to_text(m.group(1) or m.group(2)), text)
-
-
-def _literal(node):
-    """The text of a string literal; an f-string's fields become '…'."""
-    import ast
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value
-    if isinstance(node, ast.JoinedStr):
-        return "".join(v.value if isinstance(v, ast.Constant) else "…"
-                       for v in node.values)
-    return None
-
-
-def figure_alt(source):
-    """Alt text for the plot a code cell draws, read from its matplotlib
-    calls: titles, axis labels and legend labels.
-
-    >>> figure_alt('ax.set_title("Loss")\\nax.set_xlabel("step")')
-    'Plot: Loss. x axis: step.'
-    """
-    import ast
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return ""
-    found = {"title": [], "x": [], "y": [], "label": []}
-    kinds = {"set_title": "title", "suptitle": "title", "title": "title",
-             "set_xlabel": "x", "xlabel": "x", "set_ylabel": "y",
-             "ylabel": "y"}
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        name = getattr(node.func, "attr", getattr(node.func, "id", ""))
-        if name in kinds and node.args:
-            text = _literal(node.args[0])
-            if text:
-                found[kinds[name]].append(text)
-        for kw in node.keywords:
-            if kw.arg == "label":
-                text = _literal(kw.value)
-                if text:
-                    found["label"].append(text)
-
-    def join(items):
-        seen = []
-        for item in items:
-            item = plain_heading(item.replace("\n", " ")).strip()
-            if item and item not in seen:
-                seen.append(item)
-        return "; ".join(seen)
-
-    parts = []
-    if found["title"]:
-        parts.append(f"Plot: {join(found['title'])}.")
-    if found["x"]:
-        parts.append(f"x axis: {join(found['x'])}.")
-    if found["y"]:
-        parts.append(f"y axis: {join(found['y'])}.")
-    if found["label"]:
-        parts.append(f"Series: {join(found['label'])}.")
-    if not parts:
-        return ""
-    alt = " ".join(parts)
-    return alt if len(alt) <= 400 else alt[:399].rstrip() + "…"
-
-
-def first_comment(source):
-    for line in source.splitlines():
-        m = re.match(r"\s*#\s*(.{8,})", line)
-        if m:
-            return m.group(1).strip()
-    return ""
-
-
-CARRIAGE = re.compile(r"[^\n]*\r(?=[^\n])")
-
-
-def site_outputs(cell, chapter):
-    """Outputs as a reader should see them: a progress bar's \\r updates
-    collapsed to the last one (as Jupyter shows it), every image with alt
-    text (kept when the cell's metadata gives one)."""
-    outputs = cell.get("outputs", [])
-    merged = []
-    for out in outputs:
-        if (out.get("output_type") == "stream" and merged
-                and merged[-1].get("output_type") == "stream"
-                and merged[-1].get("name") == out.get("name")):
-            prev = merged[-1]
-            prev["text"] = cell_text(prev) + cell_text(out)
-            continue
-        if out.get("output_type") == "stream":
-            out = dict(out, text=cell_text(out))
-        merged.append(out)
-    for out in merged:
-        if out.get("output_type") == "stream":
-            out["text"] = CARRIAGE.sub("", out["text"]).replace("\r\n", "\n")
-    cell["outputs"] = merged
-    has_image = any(k.startswith("image/") for o in merged
-                    for k in o.get("data", {}))
-    if not has_image:
+def give_alt_text(cell, chapter):
+    """Every image a cell shows gets alt text (kept when the cell's metadata
+    gives one)."""
+    if not any(k.startswith("image/") for o in cell.get("outputs", [])
+               for k in o.get("data", {})):
         return
-    meta = cell.setdefault("metadata", {})
-    image = meta.setdefault("mystnb", {}).setdefault("image", {})
+    image = cell.metadata.setdefault("mystnb", {}).setdefault("image", {})
     if not image.get("alt"):
-        src = cell_source(cell)
-        image["alt"] = (figure_alt(src) or first_comment(src)
+        image["alt"] = (figure_alt(cell.source) or first_comment(cell.source)
                         or f"A figure drawn by the code above ({chapter})")
 
 
-def cell_text(out):
-    text = out.get("text", "")
-    return "".join(text) if isinstance(text, list) else text
-
-
-# --- the bibliography ------------------------------------------------------
-
-BIB_ENTRY = re.compile(r"@(\w+)\s*\{\s*([^,\s]+)\s*,", re.M)
-
-
-def _bib_value(text, i):
-    """A field value at text[i:]: {...}, "..." or a bare word; (value, end)."""
-    if text[i] == "{":
-        depth = 0
-        for j in range(i, len(text)):
-            depth += {"{": 1, "}": -1}.get(text[j], 0)
-            if depth == 0:
-                return text[i + 1:j], j + 1
-        raise ValueError("unbalanced braces")
-    if text[i] == '"':
-        j = text.index('"', i + 1)
-        return text[i + 1:j], j + 1
-    m = re.match(r"[^,}\s]+", text[i:])
-    return m.group(0), i + len(m.group(0))
-
-
-def read_bib(path):
-    """references.bib as {key: {"type": ..., field: value}}, in file order.
-    A small reader for the subset of BibTeX the course uses."""
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
-    entries = {}
-    for m in BIB_ENTRY.finditer(text):
-        kind, key = m.group(1).lower(), m.group(2)
-        if kind in ("comment", "string", "preamble"):
-            continue
-        fields, i = {"type": kind}, m.end()
-        while True:
-            f = re.compile(r"\s*(\w[\w-]*)\s*=\s*").match(text, i)
-            if not f:
-                break
-            value, i = _bib_value(text, f.end())
-            fields[f.group(1).lower()] = re.sub(r"\s+", " ", value).strip()
-            i = re.compile(r"\s*,?").match(text, i).end()
-        if key in entries:
-            raise SystemExit(f"references.bib: duplicate key {key!r}")
-        entries[key] = fields
-    return entries
-
-
-def _bib_text(value):
-    """BibTeX field text as markdown: braces dropped, TeX accents kept
-    as the letters they make, -- as an en dash."""
-    accents = {"'": "\u0301", "`": "\u0300", '"': "\u0308", "^": "\u0302",
-               "~": "\u0303", "c": "\u0327", "v": "\u030C"}
-    value = re.sub(r"\\([`'\"^~cv])\{?(\w)\}?",
-                   lambda m: m.group(2) + accents[m.group(1)], value)
-    letters = {"L": "Ł", "l": "ł", "i": "ı", "o": "ø", "O": "Ø", "ss": "ß",
-               "aa": "å", "ae": "æ"}
-    value = re.sub(r"\\(ss|aa|ae|[LlioO])\b\s*",
-                   lambda m: letters[m.group(1)], value)
-    value = value.replace("--", "–").replace("\\&", "&")
-    return unicodedata.normalize("NFC", value.replace("{", "").replace("}", ""))
-
-
-def bib_authors(value):
-    if value.startswith("{") and value.endswith("}"):  # {An Organisation}
-        return _bib_text(value)
-    names = []
-    for name in re.split(r"\s+and\s+", value):
-        name = _bib_text(name).strip()
-        if "," in name:
-            last, first = (p.strip() for p in name.split(",", 1))
-            name = f"{first} {last}".strip()
-        names.append(name)
-    if len(names) > 8:  # a long list: the first six, then "and others"
-        names = names[:6] + ["others"]
-    if len(names) > 2 and names[-1] == "others":
-        return ", ".join(names[:-1]) + " and others"
-    return names[0] if len(names) == 1 else (
-        ", ".join(names[:-1]) + " and " + names[-1])
-
-
-def _first_surname(value):
-    if value.startswith("{"):
-        return _bib_text(value)
-    first = _bib_text(re.split(r"\s+and\s+", value)[0]).strip()
-    return first.split(",")[0] if "," in first else (first.split() or [""])[-1]
-
-
-def bib_reference(fields):
-    """One entry as a markdown paragraph (authors, year, title, venue, link)."""
-    parts = [f"{bib_authors(fields.get('author', 'Anonymous'))} "
-             f"({fields.get('year', 'n.d.')}).",
-             f"*{_bib_text(fields.get('title', ''))}*."]
-    venue = fields.get("journal") or fields.get("booktitle") or fields.get(
-        "howpublished") or fields.get("publisher") or fields.get("institution")
-    if venue and not (fields.get("eprint") and venue == "arXiv preprint"):
-        venue = _bib_text(venue)
-        if fields.get("volume"):
-            venue += " " + fields["volume"] + (
-                f"({fields['number']})" if fields.get("number") else "")
-        if fields.get("pages"):
-            venue += ", pp. " + _bib_text(fields["pages"])
-        parts.append(venue + ".")
-    if fields.get("note"):
-        parts.append(_bib_text(fields["note"]) + ".")
-    if fields.get("eprint"):
-        parts.append(f"arXiv:{fields['eprint']}.")
-    url = fields.get("url") or (
-        f"https://doi.org/{fields['doi']}" if fields.get("doi") else
-        f"https://arxiv.org/abs/{fields['eprint']}" if fields.get("eprint")
-        else "")
-    if url:
-        parts.append(f"<{url}>")
-    return " ".join(parts)
-
-
-CITE_LINK = re.compile(r"\]\((?:\.\./)?references\.bib#([^)\s]+)\)")
-
-
-def citations(root, chapters):
-    """{key: [chapter stems citing it]}; a key missing from references.bib
-    stops the build, naming the chapter."""
-    entries = read_bib(root / BIB)
-    cited, missing = {}, []
-    for path, nb in chapters:
-        for text in markdown_cells(nb):
-            for key in CITE_LINK.findall(text):
-                if key not in entries:
-                    missing.append(f"{path.name}: {key}")
-                elif path.stem not in cited.setdefault(key, []):
-                    cited[key].append(path.stem)
-    if missing:
-        raise SystemExit(f"citations not in {BIB}: " + ", ".join(missing))
-    return cited
-
-
-def bibliography_page(entries, cited):
-    """The bibliography: every entry of references.bib, each with a target
-    the chapters' citations link to and the chapters that cite it."""
-    out = ["# Bibliography", "",
-           "The works the chapters cite, from the course's one bibliography "
-           "file, `references.bib`. Each chapter's *Further reading* section "
-           "says what it takes from them.", ""]
-    if not entries:
-        out += ["*No entries yet.*", ""]
-    order = sorted(entries, key=lambda k: (
-        _first_surname(entries[k].get("author", "")).lower(),
-        entries[k].get("year", ""), k))
-    for key in order:
-        where = cited.get(key, [])
-        back = ("Cited in " + ", ".join(
-            f"[{stem[:2]}](../chapters/{stem}.ipynb)" for stem in where) + "."
-                if where else "")
-        out += [f"({CITE_TARGET}{key})=", "",
-                bib_reference(entries[key]) + (f" {back}" if back else ""), ""]
-    return "\n".join(out)
-
+# --- the site's pages ------------------------------------------------------
 
 def download_block(name):
     return (f":::{{container}} notebook-download\n"
@@ -569,32 +117,27 @@ def download_block(name):
             f"`make lab`.\n:::\n")
 
 
-def site_notebook(nb, name, root, sources):
-    """A copy of the notebook for the site: the download link under its
-    title, and links to repository files pointed at pages of the site."""
-    nb = json.loads(json.dumps(nb))
+def site_notebook(path, root, found):
+    """The chapter for the site: the download link under its title, links
+    to repository files pointed at pages of the site, alt text on figures."""
+    nb = read_chapter(path)
     # The saved state of live widgets is only of use to a running kernel; the
     # site shows the interactive figures' HTML players instead.
-    nb["metadata"].pop("widgets", None)
-    for cell in nb["cells"]:
-        if cell["cell_type"] == "markdown":
-            cell["source"] = rewrite_links(cell_source(cell), root, sources)
-        elif cell["cell_type"] == "code":
-            site_outputs(cell, name)
-    block = download_block(name)
-    for cell in nb["cells"]:
-        if cell["cell_type"] != "markdown":
-            continue
-        lines = cell_source(cell).splitlines(keepends=True)
-        for i, line in enumerate(lines):
-            m = HEADING.match(line.rstrip("\n"))
-            if m and len(m.group(1)) == 1:
-                head = "".join(lines[:i + 1]).rstrip("\n") + "\n\n"
-                tail = "".join(lines[i + 1:]).lstrip("\n")
-                cell["source"] = head + block + ("\n" + tail if tail else "")
-                return nb
-    nb["cells"].insert(0, {"cell_type": "markdown", "metadata": {},
-                           "source": block})
+    nb.metadata.pop("widgets", None)
+    block, placed = download_block(path.name), False
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            give_alt_text(cell, path.name)
+        elif cell.cell_type == "markdown":
+            cell.source = rewrite_links(cell.source, root, found, page=path.stem)
+            m = None if placed else re.search(r"^#[ \t].*$", cell.source, re.M)
+            if m:
+                tail = cell.source[m.end():].lstrip("\n")
+                cell.source = (cell.source[:m.end()] + "\n\n" + block
+                               + ("\n" + tail if tail else ""))
+                placed = True
+    if not placed:
+        nb.cells.insert(0, nbformat.v4.new_markdown_cell(block))
     return nb
 
 
@@ -607,13 +150,14 @@ def slug(title):
     return re.sub(r"[^\w\- ]", "", title.strip().lower()).replace(" ", "-")
 
 
-def site_link(root, target, sources, folder="chapters"):
+def site_link(root, target, found, folder="chapters", page=""):
     """Where a relative link of a page in ``folder`` (chapters/, or "" for
     the landing page) should point on the site, or None.
 
-    A chapter links to a sibling (its .md twin or .ipynb), to a kernel (the
-    appendix section) or to a library file (a generated source page, added
-    to ``sources``); figures and everything else are left alone.
+    A chapter links to a sibling (its .md twin or .ipynb), to a work in
+    references.bib (its bibliography entry), to a kernel (the appendix
+    section) or to a library file (a generated source page, added to
+    ``found["sources"]``); figures and everything else are left alone.
     """
     up = "../" if folder else ""
     if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I) or target.startswith("#"):
@@ -627,6 +171,9 @@ def site_link(root, target, sources, folder="chapters"):
     if not full.is_file():
         return None
     if rel == BIB:  # a citation: the bibliography page's entry
+        where = found["cited"].setdefault(fragment, [])
+        if page not in where:
+            where.append(page)
         return f"#{CITE_TARGET}{fragment}"
     if re.fullmatch(r"chapters/[0-9][0-9]_[^/]*\.(md|ipynb)", rel):
         return (f"{up}chapters/" if not folder else "") + full.stem + (
@@ -634,12 +181,12 @@ def site_link(root, target, sources, folder="chapters"):
     if re.fullmatch(r"kernels/[^/]+\.cl", rel):
         return f"{up}appendix/kernels.md#{slug(full.name)}"
     if full.suffix in SOURCE_SUFFIXES and full.stat().st_size < 200_000:
-        sources.add(rel)
+        found["sources"].add(rel)
         return f"{up}appendix/sources.md#{slug(rel)}"
     return None
 
 
-def rewrite_links(text, root, sources, folder="chapters"):
+def rewrite_links(text, root, found, folder="chapters", page=""):
     out, fence = [], None
     for line in text.splitlines(keepends=True):
         m = re.match(r"\s*(`{3,}|~{3,})", line)
@@ -647,7 +194,7 @@ def rewrite_links(text, root, sources, folder="chapters"):
             fence = None if fence else m.group(1)
         if fence is None:
             line = LINK.sub(lambda m: m.group(1) + (
-                site_link(root, m.group(2), sources, folder) or m.group(2))
+                site_link(root, m.group(2), found, folder, page) or m.group(2))
                 + m.group(3), line)
             h = HEADING.match(line.rstrip("\n"))
             if h and "$" in h.group(2):
@@ -671,13 +218,13 @@ def sources_page(sources):
     return "\n".join(out)
 
 
-def benchmarks(root, sources):
+def benchmarks(root, found):
     readme = root / "README.md"
     text = readme.read_text(encoding="utf-8") if readme.exists() else ""
     if BENCH_START in text and BENCH_END in text:
         table = text.split(BENCH_START, 1)[1].split(BENCH_END, 1)[0].strip()
         # the README's links are relative to the repository's root
-        table = rewrite_links(table, root, sources, folder="")
+        table = rewrite_links(table, root, found, folder="")
         if "|" in table:
             return ("Measured by `make bench` (the README says on which "
                     "machine, and how):\n\n" + table)
@@ -688,35 +235,19 @@ def benchmarks(root, sources):
             "README holds it.")
 
 
-def index_page(root, chapters, sources):
+def index_page(root, chapters, found):
     entries = []
     for path, nb in chapters:
-        title = chapter_title(nb, path.stem)
         goals = learning_goals(nb) or "*Learning goals to come.*"
         indented = "\n".join(("   " + line) if line.strip() else ""
                              for line in goals.splitlines())
-        entries.append(f"[{title}](chapters/{path.name})\n:  {indented.lstrip()}\n")
+        entries.append(f"[{chapter_title(nb, path.stem)}](chapters/{path.name})"
+                       f"\n:  {indented.lstrip()}\n")
     chapter_list = ("::::{container} chapter-list\n" + "\n".join(entries) + "::::"
                     if entries else "*The chapters are being written.*")
-    toc = ["```{toctree}", ":hidden:", ":caption: Chapters", ":maxdepth: 1", ""]
-    toc += [f"chapters/{p.stem}" for p, _ in chapters]
-    toc += ["```", "", "```{toctree}", ":hidden:", ":caption: Appendix",
-            ":maxdepth: 1", "", "chapters/notation", "appendix/bibliography",
-            "appendix/kernels",
-            "appendix/sources", "```"]
     template = (SITE / "index.template.md").read_text(encoding="utf-8")
     return (template.replace("{{ chapters }}", chapter_list)
-            .replace("{{ benchmarks }}", benchmarks(root, sources))
-            .replace("{{ appendix }}",
-                     "- [Notation](chapters/notation.md): every symbol the "
-                     "course uses.\n"
-                     "- [Bibliography](appendix/bibliography.md): the works "
-                     "the chapters cite.\n"
-                     "- [The OpenCL kernels](appendix/kernels.md): every "
-                     "`kernels/*.cl`, highlighted.\n"
-                     "- [Library files the chapters link to]"
-                     "(appendix/sources.md), quoted as they are.")
-            .replace("{{ toctree }}", "\n".join(toc)))
+            .replace("{{ benchmarks }}", benchmarks(root, found)))
 
 
 def kernel_summary(text):
@@ -754,36 +285,41 @@ def kernels_page(kernels):
     return "\n".join(out)
 
 
-def write_if_changed(path, data):
-    """Write only what changed, so Sphinx's incremental build stays small."""
-    data = data.encode("utf-8") if isinstance(data, str) else data
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if not path.exists() or path.read_bytes() != data:
-        path.write_bytes(data)
+def check_citations(root, cited):
+    """A key missing from references.bib stops the build, naming the chapter."""
+    import pybtex.database
+
+    bib = root / BIB
+    keys = set(pybtex.database.parse_file(str(bib)).entries) if bib.exists() else set()
+    missing = [f"{page}: {key}" for key, pages in sorted(cited.items())
+               if key not in keys for page in pages]
+    if missing:
+        raise SystemExit(f"citations not in {BIB}: " + ", ".join(missing))
 
 
 def assemble(root, src):
-    """Write every source file under src; delete what is no longer there."""
-    wanted = {}
-    chapters = []
-    sources = set()
+    """Write every source file under src (only those that changed, so that
+    Sphinx rereads only those); delete what is no longer there. Return the
+    chapters."""
+    found = {"sources": set(), "cited": {}}
+    wanted, chapters = {}, []
     for path in chapter_notebooks(root):
-        nb = json.loads(path.read_text(encoding="utf-8"))
-        chapters.append((path, nb))
-        wanted[f"chapters/{path.name}"] = json.dumps(
-            site_notebook(nb, path.name, root, sources), indent=1,
-            ensure_ascii=False)
+        chapters.append((path, nbformat.read(path, as_version=4)))
+        wanted[f"chapters/{path.name}"] = nbformat.writes(
+            site_notebook(path, root, found))
         wanted[f"_notebooks/{path.name}"] = path.read_bytes()
     notation = root / "chapters" / "notation.md"
     if notation.exists():
         wanted["chapters/notation.md"] = rewrite_links(
-            notation.read_text(encoding="utf-8"), root, sources)
-    wanted["index.md"] = index_page(root, chapters, sources)  # adds sources
-    for rel in sources:
+            notation.read_text(encoding="utf-8"), root, found, page="notation")
+    wanted["index.md"] = index_page(root, chapters, found)  # adds sources
+    check_citations(root, found["cited"])
+    for rel in found["sources"]:
         wanted[f"_repo/{rel}"] = (root / rel).read_bytes()
-    wanted["appendix/sources.md"] = sources_page(sources)
-    wanted["appendix/bibliography.md"] = bibliography_page(
-        read_bib(root / BIB), citations(root, chapters))
+    wanted["appendix/sources.md"] = sources_page(found["sources"])
+    wanted["appendix/bibliography.md"] = (SITE / "bibliography.md").read_bytes()
+    # which chapters cite each work: site/conf.py lists them under the entry
+    wanted["appendix/cited.json"] = json.dumps(found["cited"], sort_keys=True)
     for fig in sorted((root / "figures").glob("*")):
         if fig.is_file():
             wanted[f"figures/{fig.name}"] = fig.read_bytes()
@@ -793,30 +329,24 @@ def assemble(root, src):
     wanted["appendix/kernels.md"] = kernels_page(kernels)
 
     for rel, data in wanted.items():
-        write_if_changed(src / rel, data)
-    for path in sorted(src.rglob("*"), reverse=True):
-        rel = path.relative_to(src).as_posix()
-        if path.is_file() and rel not in wanted:
+        data = data.encode("utf-8") if isinstance(data, str) else data
+        path = src / rel
+        if not path.exists() or path.read_bytes() != data:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+    for path in src.rglob("*"):
+        if path.is_file() and path.relative_to(src).as_posix() not in wanted:
             path.unlink()
-        elif path.is_dir() and not any(path.iterdir()):
-            path.rmdir()
     return [p for p, _ in chapters]
 
 
-def prune_html(html, src):
-    """Delete pages whose source is gone (Sphinx keeps them)."""
-    for page in sorted(html.rglob("*.html"), reverse=True):
-        rel = page.relative_to(html)
-        if rel.parts[0].startswith("_"):
-            continue
-        doc = rel.with_suffix("").as_posix()
-        if doc in ("search", "genindex", "py-modindex"):
-            continue
-        if not any((src / f"{doc}{ext}").exists() for ext in (".md", ".ipynb")):
-            page.unlink()
-    for d in sorted((p for p in html.rglob("*") if p.is_dir()), reverse=True):
-        if not any(d.iterdir()):
-            d.rmdir()
+def stale_pages(html, src):
+    """Pages of the last build whose source is gone (Sphinx keeps them)."""
+    docs = {p.relative_to(src).with_suffix("").as_posix() for p in src.rglob("*")
+            if p.suffix in (".md", ".ipynb")} | {"search", "genindex"}
+    pages = (p.relative_to(html) for p in html.rglob("*.html"))
+    return [p for p in pages if not p.parts[0].startswith("_")
+            and p.with_suffix("").as_posix() not in docs]
 
 
 def inputs_digest(root):
@@ -826,12 +356,27 @@ def inputs_digest(root):
              *sorted((root / "figures").glob("*")),
              *sorted((root / "kernels").glob("*.cl")),
              *sorted(p for p in SITE.rglob("*") if p.is_file()),
-             pathlib.Path(__file__).resolve()]
+             pathlib.Path(__file__).resolve(), ROOT / "tools" / "plain_text.py"]
     for f in files:
         if f.is_file():
             h.update(str(f).encode() + b"\0" + f.read_bytes() + b"\0")
-    h.update(MATHJAX_VERSION.encode())
     return h.hexdigest()
+
+
+def sphinx(builder, root, build_dir, out, doctrees, force=False):
+    """Run sphinx-build on _build/site_src; SystemExit with its output if it
+    fails. Return the warnings file."""
+    warnings = build_dir / f"site-warnings-{builder}.log"
+    cmd = [sys.executable, "-m", "sphinx", "-b", builder, "-q", "-c", str(SITE),
+           "-d", str(doctrees), "-w", str(warnings), str(build_dir / "site_src"),
+           str(out)] + (["-E"] if force else [])
+    proc = subprocess.run(cmd, env=dict(os.environ, COURSE_ROOT=str(root)),
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True)
+    if proc.returncode:
+        sys.stderr.write(proc.stdout)
+        raise SystemExit(f"sphinx-build -b {builder} failed ({proc.returncode})")
+    return warnings
 
 
 def build(root=ROOT, build_dir=None, force=False, quiet=False):
@@ -851,22 +396,12 @@ def build(root=ROOT, build_dir=None, force=False, quiet=False):
             return html / "index.html"
         start = time.perf_counter()
         stamp.unlink(missing_ok=True)
-        mathjax = vendor_mathjax(build_dir)
         chapters = assemble(root, build_dir / "site_src")
         log(f"{len(chapters)} chapter notebook(s); running Sphinx")
-        warnings = build_dir / "site-warnings.log"
-        env = dict(os.environ, COURSE_MATHJAX_STATIC=str(mathjax))
-        cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-q",
-               "-c", str(SITE), "-d", str(build_dir / "doctrees"),
-               "-w", str(warnings), str(build_dir / "site_src"), str(html)]
-        if force:
-            cmd.insert(3, "-E")
-        proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True)
-        if proc.returncode:
-            sys.stderr.write(proc.stdout)
-            raise SystemExit(f"sphinx-build failed ({proc.returncode})")
-        prune_html(html, build_dir / "site_src")
+        if html.exists() and stale_pages(html, build_dir / "site_src"):
+            shutil.rmtree(html)  # start afresh: no page of a deleted source
+        warnings = sphinx("html", root, build_dir, html, build_dir / "doctrees",
+                          force=force)
         count = sum(1 for line in warnings.read_text().splitlines()
                     if "WARNING" in line or "ERROR" in line)
         if count and not quiet:

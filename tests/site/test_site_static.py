@@ -167,6 +167,16 @@ REQUIRED_SOURCES = [
 ]
 
 
+# a citation: [Authors (year)](../references.bib#KEY)
+CITATION = re.compile(r"\[([^\]]+)\]\((?:\.\./)?references\.bib#([^)\s]+)\)")
+
+
+def _bib():
+    import pybtex.database
+
+    return pybtex.database.parse_file(str(REPO / "references.bib")).entries
+
+
 def _chapter_markdown(path):
     nb = json.loads(path.read_text(encoding="utf-8"))
     return [("".join(c["source"]) if isinstance(c["source"], list)
@@ -174,20 +184,18 @@ def _chapter_markdown(path):
 
 
 def test_bibliography_holds_the_required_sources():
-    b = _builder()
-    entries = b.read_bib(REPO / "references.bib")
+    entries = _bib()
     for key, year, word in REQUIRED_SOURCES:
         assert key in entries, key
-        assert entries[key]["year"] == year, key
-        assert word.lower() in entries[key]["title"].lower(), key
-        assert entries[key].get("author"), key
+        assert entries[key].fields["year"] == year, key
+        assert word.lower() in entries[key].fields["title"].lower(), key
+        assert entries[key].persons.get("author"), key
 
 
 def test_every_chapter_ends_with_further_reading(site_chapters):
     """Chapters 00-89 end with "Further reading"; an appendix chapter (90+)
     that has one is held to the same form."""
-    b = _builder()
-    entries = b.read_bib(REPO / "references.bib")
+    entries = _bib()
     cited_anywhere = set()
     for path in site_chapters:
         if int(path.name[:2]) >= 90 and not any(
@@ -198,14 +206,15 @@ def test_every_chapter_ends_with_further_reading(site_chapters):
         assert headings[-1] == ("##", "Further reading"), (
             f"{path.name}: last section is {headings[-1]}")
         section = text.rsplit("## Further reading", 1)[1]
-        keys = b.CITE_LINK.findall(section)
+        citations = CITATION.findall(section)
+        keys = [key for _, key in citations]
         assert keys, f"{path.name}: Further reading cites nothing"
         missing = [k for k in keys if k not in entries]
         assert not missing, f"{path.name}: not in references.bib: {missing}"
-        # each citation shows authors and year as its link text
-        for text_, key in re.findall(r"\[([^\]]+)\]\((?:\.\./)?references\.bib"
-                                     r"#([^)]+)\)", section):
-            assert entries[key]["year"] in text_, (path.name, text_)
+        # each citation shows authors and year as its link text, which is
+        # what JupyterLab shows
+        for text_, key in citations:
+            assert entries[key].fields["year"] in text_, (path.name, text_)
         cited_anywhere.update(keys)
     by_number = {p.name[:2] for p in site_chapters}
     if {f"{n:02d}" for n in range(10)} <= by_number:
@@ -216,17 +225,24 @@ def test_every_chapter_ends_with_further_reading(site_chapters):
 def test_bibliography_page_and_citation_links(site_html, site_chapters):
     page = (site_html / "appendix" / "bibliography.html").read_text(
         encoding="utf-8")
-    b = _builder()
-    for key in b.read_bib(REPO / "references.bib"):
+    for key in _bib():
         assert f'id="ref-{key}"' in page, key
     for path in site_chapters:
-        if not b.CITE_LINK.search("\n".join(_chapter_markdown(path))):
+        citations = CITATION.findall("\n".join(_chapter_markdown(path)))
+        if not citations:
             continue
         html = (site_html / "chapters" / f"{path.stem}.html").read_text(
             encoding="utf-8")
-        links = re.findall(r'href="([^"]*bibliography\.html#ref-[^"]+)"', html)
+        links = dict(re.findall(r'href="[^"]*bibliography\.html#ref-([^"]+)"'
+                                r'>(.*?)</a>', html, re.S))
         assert links, f"{path.stem}: no citation links to the bibliography"
         assert "references.bib" not in html.split("Further reading", 1)[-1]
+        for text_, key in citations:  # the chapter's own words link to it
+            shown = re.sub(r"<[^>]+>|\s+", " ", links.get(key, "")).split()
+            assert shown == text_.split(), (path.stem, key, links.get(key))
+        # and the entry links back to the chapter
+        entry = page.split(f'id="ref-{citations[0][1]}"', 1)[1].split("</li>")[0]
+        assert "Cited in" in entry and f"{path.stem}.html" in entry, entry
 
 
 def test_progress_bars_are_stored_as_one_line(site_chapters):
@@ -236,6 +252,7 @@ def test_progress_bars_are_stored_as_one_line(site_chapters):
     b = _builder()
     for path in site_chapters:
         nb = json.loads(path.read_text(encoding="utf-8"))
+        shown_nb = b.read_chapter(path)  # as Jupyter and the site show it
         for i, cell in enumerate(nb["cells"]):
             text = "".join("".join(o.get("text", "")) for o in
                            cell.get("outputs", [])
@@ -244,5 +261,6 @@ def test_progress_bars_are_stored_as_one_line(site_chapters):
             assert text.count("\r") <= limit, (
                 f"{path.name} cell {i}: {text.count(chr(13))} redraws stored")
             if path.name.startswith("09_") and "training:" in text:
-                shown = b.CARRIAGE.sub("", text)
+                shown = "".join(o.get("text", "") for o in
+                                shown_nb.cells[i].outputs)
                 assert shown.count("training:") == 1, shown
