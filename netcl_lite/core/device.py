@@ -31,6 +31,21 @@ test kernel (build and run) before it chooses, by this rule:
 
 Nothing here runs at import time. ``python -m netcl_lite.doctor`` prints
 every platform, whether it compiles, and the choice.
+
+What a queue has built and kept lives with the queue (``state_of``): the
+kernels compiled for its context, its pool of device buffers
+(``core/pool.py``), the matmul tile chosen for its device (``core/tune.py``)
+and a few facts about its device. A ``Device`` holds its queue, so it owns
+them; a queue you make yourself, ``cl.CommandQueue(dev.context)``, gets its
+own state, which goes when the queue goes. Queues of one context share its
+kernels, built once:
+
+>>> import pyopencl as cl
+>>> mine = cl.CommandQueue(dev.context)
+>>> state_of(mine) is state_of(dev.queue)       # its own pool and tile
+False
+>>> state_of(mine).kernels is state_of(dev.queue).kernels
+True
 """
 
 import os
@@ -38,6 +53,7 @@ import re
 import threading
 import time
 import warnings
+import weakref
 
 import numpy as np
 import pyopencl as cl
@@ -85,16 +101,89 @@ class DeviceWarning(UserWarning):
     """A platform was skipped: it is listed but cannot build a kernel."""
 
 
+class ContextState:
+    """What one OpenCL context owns: the kernels built for it, shared by
+    every queue of the context (``core/program.py: kernels``)."""
+
+    def __init__(self, context):
+        # held: Intel's runtime frees a context that only a queue holds
+        # (see ``context_of``)
+        self.context = context
+        self.kernels = {}       # (program, options) -> {name -> cl.Kernel}
+
+
+class QueueState:
+    """What one command queue owns. It lives in the queue object (pyopencl
+    queues take attributes, not weak references) and holds no reference to
+    the queue, so it goes when the queue goes.
+
+    ``launches``: (program, options) -> (kernels, signatures), what
+    ``launch`` looks up; ``pool``: the buffer pool, made on first use by
+    ``core/pool.py``; ``kernels``: those of the context, built once for
+    all its queues. The device's facts are read once: every op asks.
+    """
+
+    def __init__(self, queue, shared):
+        self.shared = shared              # the context's state
+        self.context = shared.context
+        self.kernels = shared.kernels
+        self.launches = {}
+        self.pool = None
+        device = queue.device
+        self.device = device
+        self.device_type = device.type
+        self.platform = device.platform.name.strip()
+        self.max_alloc = device.max_mem_alloc_size
+        self.global_mem = device.global_mem_size
+        self.in_order = not (queue.properties & cl.command_queue_properties
+                             .OUT_OF_ORDER_EXEC_MODE_ENABLE)
+
+
+# context.int_ptr -> the state of a context while any queue's state holds it
+# (a live state holds its context, so no other context can have that address)
+_contexts = weakref.WeakValueDictionary()
+_state_lock = threading.Lock()
+
+
+def state_of(queue):
+    """The ``QueueState`` of a pyopencl CommandQueue, made on first use.
+
+    A queue of a context that already has a state (the device's queue's, or
+    another queue's) shares that context's kernels.
+    """
+    try:
+        return queue._netcl_lite      # the fast path: every launch asks
+    except AttributeError:
+        return _attach(queue)
+
+
+def _attach(queue, context=None):
+    """Make the queue's state (``context``: the queue's context, when the
+    caller holds it) and store it in the queue."""
+    with _state_lock:
+        state = getattr(queue, "__dict__", {}).get("_netcl_lite")
+        if state is None:
+            context = context or context_of(queue)
+            shared = _contexts.get(context.int_ptr)
+            if shared is None:
+                shared = _contexts[context.int_ptr] = ContextState(context)
+            state = QueueState(queue, shared)
+            queue._netcl_lite = state
+        return state
+
+
 class Device:
     """One OpenCL device with its context and in-order command queue.
 
     ``reason``: why ``manager.default`` chose it (empty when made by hand).
+    ``state``: its queue's kernels, buffer pool and tile (``state_of``).
     """
 
     def __init__(self, cl_device, reason=""):
         self.cl_device = cl_device
         self.context = cl.Context([cl_device])
         self.queue = cl.CommandQueue(self.context)
+        self.state = _attach(self.queue, self.context)
         self.name = cl_device.name.strip()
         is_gpu = cl_device.type & cl.device_type.GPU
         self.kind = "gpu" if is_gpu else "cpu"

@@ -8,97 +8,170 @@ map and zero it (about 5,000 page faults per step, measured with
 ``getrusage``). A buffer used a moment ago is mapped already, and often
 still sits in the cache.
 
-So ``take`` hands out a buffer of exactly the size asked for that nobody
-uses any more, when there is one. "Nobody uses it" is read from Python's
-reference count: the pool's own list holds one reference, and any Tensor
-(or view) over the buffer holds another. No free() to call, no way to
-hand out a buffer that something still points at.
+So each queue owns a pool (in its state, ``core/device.py: state_of``): a
+free list of idle buffers per size. ``Tensor.empty`` takes a buffer of
+exactly the size asked for from the list, when there is one, and the Tensor
+owns it: when the Tensor is collected, a weak reference to it calls the
+pool back, which puts the buffer on its list again (what
+``weakref.finalize`` does, at a fifth of its cost: every op makes a
+Tensor). A view (``Tensor.reshape``) holds the Tensor it views, so a buffer
+comes back only once its Tensor and every view of it are gone. Nothing is
+read from reference counts; the one rule is that whoever keeps a buffer
+keeps its Tensor (or a view), not the bare ``.buffer``.
 
 Why reuse is safe while kernels are still queued: every op of a queue runs
 in order (an in-order queue), so a kernel enqueued later, writing the
 reused buffer, starts only after every earlier kernel that read it has
-finished. Buffers are therefore pooled per queue, and only for in-order
-queues.
+finished. Buffers are therefore pooled per queue, only for in-order
+queues, and an op takes all its inputs from one queue (``validate.py``).
 
-The pool keeps at most ``KEEP_BYTES`` of idle buffers per queue; beyond
-that the idle ones are let go. ``NETCL_POOL=0`` turns pooling off.
+The pool keeps at most ``KEEP_BYTES`` of idle buffers per queue; a buffer
+that comes back beyond that is let go, and ``release_idle()`` lets every
+idle one go. ``NETCL_POOL=0`` turns pooling off.
 
 >>> from netcl_lite.core.device import manager
+>>> from netcl_lite.core.tensor import Tensor
 >>> queue = manager.default("cpu").queue
->>> a = take(queue, 4096)
->>> b = take(queue, 4096)          # a is in use: another buffer
->>> a.int_ptr == b.int_ptr
+>>> a = Tensor.empty(queue, (1000,))
+>>> b = Tensor.empty(queue, (1000,))    # a holds its buffer: another one
+>>> a.buffer.int_ptr == b.buffer.int_ptr
 False
->>> ptr = a.int_ptr
->>> del a                          # nobody holds a's buffer any more
->>> take(queue, 4096).int_ptr == ptr
+>>> ptr = a.buffer.int_ptr
+>>> del a                               # a's buffer goes back to the pool
+>>> Tensor.empty(queue, (1000,)).buffer.int_ptr == ptr
 True
 """
 
 import os
-import sys
 import threading
+import weakref
 
 import pyopencl as cl
 
-from netcl_lite.core.device import context_of
+from netcl_lite.core.device import state_of
 
 KEEP_BYTES = 256 << 20     # idle bytes kept per queue, at most
 _ENABLED = os.environ.get("NETCL_POOL", "1") != "0"
-_lock = threading.Lock()
-_pools = {}                # queue.int_ptr -> _Pool
+_pools = weakref.WeakSet()  # every live Pool, for release_idle (not kept alive)
+_lock = threading.Lock()    # one pool per queue, even from two threads
 
 
-class _Pool:
-    def __init__(self, queue):
-        self.queue = queue        # kept alive: its address names this pool
-        self.by_size = {}         # nbytes -> [cl.Buffer, ...] handed out
-        self.bytes = 0            # bytes of every buffer listed
-        self.limit = KEEP_BYTES   # trim when self.bytes passes it
-        self.in_order = not (queue.properties &
-                             cl.command_queue_properties
-                             .OUT_OF_ORDER_EXEC_MODE_ENABLE)
+class Pool:
+    """The free lists of one in-order queue: no reference to the queue
+    (its state holds the pool), only to its context, to make buffers."""
 
-    def take(self, nbytes):
-        listed = self.by_size.setdefault(nbytes, [])
-        for buffer in listed:
-            # 3 = the list + the loop variable + getrefcount's argument
-            if sys.getrefcount(buffer) == 3:
-                return buffer
-        buffer = cl.Buffer(context_of(self.queue), cl.mem_flags.READ_WRITE, nbytes)
-        listed.append(buffer)
-        self.bytes += nbytes
-        if self.bytes > self.limit:
-            self.trim()
-            # what is in use stays; scan again only after as much again
-            self.limit = max(KEEP_BYTES, 2 * self.bytes)
+    def __init__(self, context):
+        self.context = context
+        self.free = {}            # nbytes -> [idle cl.Buffer, ...]
+        self.idle_bytes = 0       # bytes of every buffer in self.free
+        self.keep = KEEP_BYTES
+        # weakref.ref(owner, self._give_back) -> (buffer, nbytes), for every
+        # buffer handed out and not back; the table keeps each weak
+        # reference alive until it calls back
+        self.lent = {}
+        # A call back comes whenever an owner goes, in whichever thread
+        # drops it, even in the middle of take: re-entrant, and nothing that
+        # could drop a Tensor happens while it is held.
+        self.lock = threading.RLock()
+
+    def take(self, owner, nbytes):
+        """An idle buffer of ``nbytes``, else a new one; it comes back when
+        ``owner`` (a Tensor) is collected."""
+        buffer = None
+        with self.lock:
+            listed = self.free.get(nbytes)
+            if listed:
+                buffer = listed.pop()        # the last to come back: warm
+                self.idle_bytes -= nbytes
+        if buffer is None:
+            buffer = cl.Buffer(self.context, cl.mem_flags.READ_WRITE, nbytes)
+        self.lent[weakref.ref(owner, self._give_back)] = (buffer, nbytes)
         return buffer
 
+    def _give_back(self, ref):
+        """An owner is gone: list its buffer as idle, unless the pool holds
+        ``keep`` idle bytes already (then the buffer is freed)."""
+        with self.lock:
+            buffer, nbytes = self.lent.pop(ref)
+            if self.idle_bytes + nbytes <= self.keep:
+                listed = self.free.get(nbytes)
+                if listed is None:           # a new list only for a new size
+                    listed = self.free[nbytes] = []
+                listed.append(buffer)
+                self.idle_bytes += nbytes
+
+    def owner(self, buffer):
+        """The Tensor that holds ``buffer``, if this pool lent it, else None
+        (a slow search: only ``Tensor(queue, buffer, ...)`` asks)."""
+        while True:
+            try:
+                lent = list(self.lent.items())
+                break
+            except RuntimeError:    # an owner went meanwhile: look again
+                continue
+        ptr = buffer.int_ptr
+        for ref, (mine, _) in lent:
+            if mine is buffer or mine.int_ptr == ptr:
+                return ref()
+        return None
+
     def trim(self):
-        """Let go of every buffer that nobody holds."""
-        for nbytes, listed in self.by_size.items():
-            # 3 = the list + the loop variable + getrefcount's argument
-            listed[:] = [b for b in listed if sys.getrefcount(b) > 3]
-        self.by_size = {n: bs for n, bs in self.by_size.items() if bs}
-        self.bytes = sum(n * len(bs) for n, bs in self.by_size.items())
+        """Let go of every idle buffer."""
+        with self.lock:
+            self.free, self.idle_bytes = {}, 0
 
 
-def take(queue, nbytes):
-    """A READ_WRITE cl.Buffer of ``nbytes`` for ``queue``: an idle one of the
-    same size from the pool, else a new one (which the pool then tracks)."""
-    if not _ENABLED:
-        return cl.Buffer(context_of(queue), cl.mem_flags.READ_WRITE, nbytes)
-    with _lock:
-        pool = _pools.get(queue.int_ptr)
-        if pool is None:
-            pool = _pools[queue.int_ptr] = _Pool(queue)
-        if not pool.in_order:
-            return cl.Buffer(context_of(queue), cl.mem_flags.READ_WRITE, nbytes)
-        return pool.take(nbytes)
+class Unpooled:
+    """Out-of-order queues and ``NETCL_POOL=0``: a new buffer every time
+    (freed by pyopencl when its last reference goes)."""
+
+    def __init__(self, context):
+        self.context = context
+
+    def take(self, owner, nbytes):
+        return cl.Buffer(self.context, cl.mem_flags.READ_WRITE, nbytes)
+
+
+def pool_of(queue):
+    """The queue's ``Pool`` (or ``Unpooled``), made on first use."""
+    state = state_of(queue)
+    if state.pool is None:
+        with _lock:
+            if state.pool is None:
+                if _ENABLED and state.in_order:
+                    state.pool = Pool(state.context)
+                    _pools.add(state.pool)
+                else:
+                    state.pool = Unpooled(state.context)
+    return state.pool
+
+
+def take(queue, nbytes, owner):
+    """A READ_WRITE cl.Buffer of ``nbytes`` for ``queue``, owned by
+    ``owner`` (a Tensor): an idle one of the same size from the queue's
+    pool, else a new one, which goes back to the pool when ``owner`` is
+    collected."""
+    try:
+        pool = queue._netcl_lite.pool       # the queue's state (state_of)
+    except AttributeError:
+        pool = None
+    if pool is None:
+        pool = pool_of(queue)
+    return pool.take(owner, nbytes)
+
+
+def owner_of(buffer):
+    """The Tensor that owns a pooled ``buffer`` handed out and not yet
+    back, else None (``Tensor(queue, buffer, ...)`` keeps it, as a view
+    does)."""
+    for pool in list(_pools):
+        found = pool.owner(buffer)
+        if found is not None:
+            return found
+    return None
 
 
 def release_idle():
     """Free every idle buffer of every pool now (e.g. before a big model)."""
-    with _lock:
-        for pool in _pools.values():
-            pool.trim()
+    for pool in list(_pools):
+        pool.trim()

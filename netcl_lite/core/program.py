@@ -3,7 +3,9 @@
 PoCL compiles a program in about a second and each new local size costs
 another half second, so we (1) build lazily, once per context, (2) keep the
 ``cl.Kernel`` objects, and (3) always launch with one of two fixed local
-sizes, ``LOCAL_1D`` or ``LOCAL_2D``.
+sizes, ``LOCAL_1D`` or ``LOCAL_2D``. The kernels are kept in the state of
+the queue's context (``core/device.py: state_of``), so they go when the
+last queue of that context goes.
 
 >>> import numpy as np
 >>> from netcl_lite.core.device import manager
@@ -22,26 +24,32 @@ import warnings
 
 import pyopencl as cl
 
+from netcl_lite.core.device import state_of
 from netcl_lite.core.signature import (check_args, parse_signatures,
                                        scalar_dtypes)
 
 LOCAL_1D = (64,)
 LOCAL_2D = (8, 8)
 
-# context.int_ptr -> {program name -> {kernel name -> cl.Kernel}}
-_built = {}
 _signatures = {}  # program name -> {kernel name -> [Param]} (core/signature.py)
-# (id(queue), program, options) -> (queue, kernels, signatures): what launch
-# needs, found without asking pyopencl for the queue's context each time
-_by_queue = {}
 # (program, options) -> the compiler's log of its last build, kept for
 # ``python -m netcl_lite.doctor --build-log`` instead of printed: Intel's
 # compiler fills it with vectorizer remarks even when all is well
 build_logs = {}
-_traces = []  # open ``trace()`` logs; each launch appends "program.cl:kernel"
 # A cached cl.Kernel holds its arguments: setting them and enqueueing must not
 # interleave between threads (OpenCL: clSetKernelArg is not thread-safe).
 _lock = threading.RLock()
+
+
+class _Traces(threading.local):
+    """This thread's open ``trace()`` logs (each launch appends
+    "program.cl:kernel" to every one): a trace sees the launches of the
+    thread that opened it, and ``untraced`` hides only that thread's."""
+
+    logs = ()
+
+
+_traces = _Traces()
 
 
 def ceil_div(n, d):
@@ -79,15 +87,17 @@ def kernel_source(name):
     return "".join(lines)
 
 
-def kernels(context, program, options=()):
-    """Every kernel of one program, built on first use for this context;
-    ``options``: build options, e.g. ``("-DVW=16",)`` (one build each)."""
+def kernels(queue, program, options=()):
+    """Every kernel of one program, built on first use for the queue's
+    context; ``options``: build options, e.g. ``("-DVW=16",)`` (one build
+    each)."""
+    state = state_of(queue)
     with _lock:
-        per_context = _built.setdefault(context.int_ptr, {})
+        per_context = state.kernels
         key = (program, tuple(options))
         if key not in per_context:
             source = kernel_source(program)
-            built = build(context, source, options)
+            built = build(state.context, source, options)
             build_logs[key] = build_log(built)
             found = {k.function_name: k for k in built.all_kernels()}
             signatures = parse_signatures(source)   # what launch checks against
@@ -131,38 +141,44 @@ def launch(queue, program, name, global_size, local_size, *args, options=()):
     buffers, Python numbers the kernel's int or float types. ``options``:
     the program's build options.
     """
-    key = (id(queue), program, tuple(options))
-    found = _by_queue.get(key)
-    if found is None:   # the entry keeps the queue alive, so its id stays its own
-        found = _by_queue[key] = (queue, kernels(queue.context, program, options),
-                                  _signatures[program])
-    knl = found[1][name]
-    args = check_args(f"{program}.cl:{name}", found[2][name], args)
+    try:
+        table = queue._netcl_lite.launches    # the queue's state (state_of)
+    except AttributeError:
+        table = state_of(queue).launches
+    key = (program, tuple(options))
+    found = table.get(key)
+    if found is None:
+        found = table[key] = (kernels(queue, program, options),
+                              _signatures[program])
+    knl = found[0][name]
+    args = check_args(f"{program}.cl:{name}", found[1][name], args)
     if 0 in global_size:
         return
     padded = tuple(-(-g // l) * l for g, l in zip(global_size, local_size))
     with _lock:  # set-args + enqueue as one step (see _lock)
         knl(queue, padded, local_size, *args)
-    for log in _traces:
+    for log in _traces.logs:
         log.append(f"{program}.cl:{name}")
 
 
 def note_allocation(nbytes):
-    """``Tensor.empty`` reports each new device buffer to the open traces."""
-    for log in _traces:
+    """``Tensor.empty`` reports each new device buffer to this thread's open
+    traces."""
+    for log in _traces.logs:
         log.allocations.append(nbytes)
 
 
 class untraced:
     """Launches and allocations inside a ``with untraced():`` block are left
-    out of every open ``trace()`` (the tuner's timing runs, core/tune.py)."""
+    out of the open ``trace()``s of this thread (the tuner's timing runs,
+    core/tune.py); another thread's traces go on seeing its launches."""
 
     def __enter__(self):
-        self.saved = _traces[:]
-        _traces.clear()
+        self.saved = _traces.logs
+        _traces.logs = ()
 
     def __exit__(self, *exc):
-        _traces[:] = self.saved
+        _traces.logs = self.saved
         return False
 
 
@@ -176,8 +192,8 @@ class TraceLog(list):
 
 
 class trace:
-    """Collect the kernels launched, and the buffers allocated, inside a
-    ``with`` block.
+    """Collect the kernels launched, and the buffers allocated, by this
+    thread inside a ``with`` block.
 
     >>> import numpy as np
     >>> from netcl_lite.core.device import manager
@@ -193,9 +209,9 @@ class trace:
 
     def __enter__(self):
         self.log = TraceLog()
-        _traces.append(self.log)
+        _traces.logs = (*_traces.logs, self.log)
         return self.log
 
-    def __exit__(self, *exc):
-        _traces.remove(self.log)
+    def __exit__(self, *exc):   # by identity: two logs may hold equal lists
+        _traces.logs = tuple(log for log in _traces.logs if log is not self.log)
         return False

@@ -22,7 +22,7 @@ import numpy as np
 import pyopencl as cl
 
 from netcl_lite.core import pool
-from netcl_lite.core.device import context_of
+from netcl_lite.core.device import context_of, state_of
 from netcl_lite.core.program import note_allocation
 
 FLOAT = np.dtype(np.float32)
@@ -68,18 +68,6 @@ def _to_device_dtype(array):
     )
 
 
-_limits = {}  # device.int_ptr -> (max_mem_alloc_size, global_mem_size, is_cpu)
-
-
-def _device_limits(queue):
-    device = queue.device
-    if device.int_ptr not in _limits:
-        _limits[device.int_ptr] = (
-            device.max_mem_alloc_size, device.global_mem_size,
-            bool(device.type & cl.device_type.CPU))
-    return _limits[device.int_ptr]
-
-
 def host_bytes_left():
     """Bytes this process may still map under ``ulimit -v``, or None (no limit).
 
@@ -113,9 +101,10 @@ def check_fits(queue, nbytes, what):
     ...
     ValueError: a test would take 4611686018427387904 bytes (4294967296.0 GiB), ...
     """
-    max_alloc, total, is_cpu = _device_limits(queue)
-    limits = [(total, "the device's memory (global_mem_size)")]
-    left = host_bytes_left() if is_cpu else None
+    state = state_of(queue)            # the device's sizes, read once
+    limits = [(state.global_mem, "the device's memory (global_mem_size)")]
+    left = host_bytes_left() if state.device_type & cl.device_type.CPU \
+        else None
     if left is not None:
         limits.append((left, "what this process may still allocate (ulimit -v)"))
     for limit, name in limits:
@@ -124,7 +113,7 @@ def check_fits(queue, nbytes, what):
                 f"{what} would take {nbytes} bytes ({nbytes / 2**30:.1f} GiB), more "
                 f"than {name}: {limit} bytes ({limit / 2**30:.1f} GiB)"
             )
-    return max_alloc
+    return state.max_alloc
 
 
 def _checked(queue, shape, dtype):
@@ -162,7 +151,14 @@ def _checked(queue, shape, dtype):
 
 
 class Tensor:
-    """A contiguous float32 or int32 array that lives on an OpenCL device."""
+    """A contiguous float32 or int32 array that lives on an OpenCL device.
+
+    A Tensor made by ``empty`` owns a buffer of the pool (``core/pool.py``):
+    the buffer goes back to the pool when the Tensor and every view of it
+    (``reshape``) are collected. Keep the Tensor, not its ``.buffer``.
+    """
+
+    _base = None   # a view's Tensor that owns the buffer (see ``reshape``)
 
     def __init__(self, queue, buffer, shape, dtype):
         self.queue = queue
@@ -177,20 +173,25 @@ class Tensor:
                 f"cl.Buffer of at least {need} bytes, got "
                 f"{type(buffer).__name__} of {have} bytes"
             )
+        # another Tensor's pooled buffer: hold that Tensor, as a view does
+        self._base = pool.owner_of(buffer)
 
     # --- creation -----------------------------------------------------------
     @classmethod
     def empty(cls, queue, shape, dtype=FLOAT):
         """Uninitialised storage (at least 4 bytes: OpenCL forbids 0)."""
         shape, dtype, nbytes = _checked(queue, shape, dtype)
-        buffer = pool.take(queue, nbytes)        # core/pool.py: reused if idle
-        note_allocation(nbytes)                  # seen by open ``trace()``s
-        return cls._wrap(queue, buffer, shape, dtype)
+        t = cls.__new__(cls)
+        t.queue, t.shape, t.dtype = queue, shape, dtype
+        t.buffer = pool.take(queue, nbytes, t)   # core/pool.py: reused if idle,
+        note_allocation(nbytes)                  # back when t goes; seen by
+        return t                                 # open ``trace()``s
 
     @classmethod
     def _wrap(cls, queue, buffer, shape, dtype):
         """A Tensor over a buffer known to fit (no checks: the library's
-        own fast path, 1 us instead of 3)."""
+        own fast path, 1 us instead of 3). Over another Tensor's buffer,
+        set ``_base`` to that Tensor (``reshape`` does)."""
         t = cls.__new__(cls)
         t.queue, t.buffer, t.shape, t.dtype = queue, buffer, shape, dtype
         return t
@@ -252,6 +253,7 @@ class Tensor:
             shape = tuple(shape[0])
         shape = resolve_shape(self.shape, shape)      # same element count
         view = Tensor._wrap(self.queue, self.buffer, shape, self.dtype)
+        view._base = self if self._base is None else self._base  # the owner
         if self.host_ids() is not None:
             view._host = self._host.reshape(shape)
         return view

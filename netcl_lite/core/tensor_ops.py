@@ -22,6 +22,7 @@ array(6., dtype=float32)
 
 import pyopencl as cl
 
+from netcl_lite.core.device import state_of
 from netcl_lite.core.program import LOCAL_1D, ceil_div, launch
 from netcl_lite.core.tensor import Tensor
 
@@ -31,17 +32,14 @@ PARTS = 64  # pass-1 work-items of a sum: enough to fill the cores, few to add
 # 64 to 1024 all ran at 15-18 GB/s (silu) or ~120 GB/s (a copy, in cache);
 # 4096 left too few work-groups to keep both cores busy.
 CPU_RUN = 256
-_on_cpu = {}  # queue.int_ptr -> True for a CPU device
 
 
 def work_items(queue, n):
     """How many work-items an elementwise kernel over n values gets: about
     n / CPU_RUN on a CPU (each loops over a contiguous run), n elsewhere
     (a GPU, and Oclgrind, which answers to GPU: one value each)."""
-    key = queue.int_ptr
-    if key not in _on_cpu:
-        _on_cpu[key] = queue.device.type == cl.device_type.CPU
-    return ceil_div(n, CPU_RUN) if _on_cpu[key] else n
+    on_cpu = state_of(queue).device_type == cl.device_type.CPU
+    return ceil_div(n, CPU_RUN) if on_cpu else n
 
 
 def chunks(n):

@@ -52,10 +52,12 @@ import os
 import pathlib
 import threading
 import time
+import weakref
 
 import numpy as np
 import pyopencl as cl
 
+from netcl_lite.core.device import state_of
 from netcl_lite.core.program import untraced
 from netcl_lite.core.tensor import Tensor
 
@@ -75,8 +77,10 @@ TILES = list(dict.fromkeys([*(t for ts in CPU_TILES.values() for t in ts),
 _chosen = {}           # device key -> config, for this process
 _forced = None         # the config of the innermost ``forced_tile`` block
 _configs = {}          # tile -> its config, one dict per tile (see forced_tile)
-_by_queue = {}         # id(queue) -> (queue, config): the fast path
-_options = {}          # id(config) -> (config, build options)
+# a queue's state (core/device.py: state_of) -> its config, the fast path;
+# weak keys: the entry goes when the queue (and so its state) goes
+_by_queue = weakref.WeakKeyDictionary()
+_options = {}          # a config's items -> its build options
 _lock = threading.Lock()
 
 
@@ -142,7 +146,8 @@ def parse_tile(text):
 
 
 def _config_of(tile):
-    """The one config dict of a tile: ``options`` caches by the dict's id."""
+    """The one config dict of a tile (``tile_config`` inside a block of the
+    same tile returns the same dict)."""
     return _configs.setdefault(tile, as_config(tile))
 
 
@@ -203,11 +208,10 @@ def pick(tiles, seconds, margin=MARGIN):
 
 def options(config):
     """Build options for kernels/matmul.cl: ("-DVW=8", "-DTILE_M=6", ...)."""
-    known = _options.get(id(config))       # every matmul asks: answer fast
-    if known is not None and known[0] is config:
-        return known[1]
-    opts = tuple(f"-D{k}={config[k]}" for k in sorted(config))
-    _options[id(config)] = (config, opts)  # keeps config (and its id) alive
+    key = tuple(config.items())            # every matmul asks: answer fast
+    opts = _options.get(key)
+    if opts is None:
+        opts = _options[key] = tuple(f"-D{k}={config[k]}" for k in sorted(config))
     return opts
 
 
@@ -266,15 +270,16 @@ def matmul_config(queue, square):
     """
     if _forced is not None:               # inside a forced_tile block
         return _forced
-    known = _by_queue.get(id(queue))      # every matmul asks: answer fast
+    state = state_of(queue)
+    known = _by_queue.get(state)          # every matmul asks: answer fast
     if known is not None:
-        return known[1]
-    device = queue.device
+        return known
+    device = state.device
     key = device_key(device)
     with _lock:
         if key in _chosen:
-            _by_queue[id(queue)] = (queue, _chosen[key])  # keeps the queue (and
-            return _chosen[key]                            # so its id) alive
+            _by_queue[state] = _chosen[key]
+            return _chosen[key]
         tiles = candidates(device)
         choice = tiles[0]
         forced = os.environ.get("NETCL_TILE", "").strip()
@@ -298,5 +303,5 @@ def matmul_config(queue, square):
                              "margin": MARGIN,
                              "tuning_s": round(time.perf_counter() - start, 2)})
         _chosen[key] = as_config(choice)
-        _by_queue[id(queue)] = (queue, _chosen[key])
+        _by_queue[state] = _chosen[key]
         return _chosen[key]

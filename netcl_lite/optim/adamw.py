@@ -32,22 +32,20 @@ import math
 import numpy as np
 
 from netcl_lite.autograd import Node
+from netcl_lite.core.device import state_of
 from netcl_lite.core.program import LOCAL_1D, launch
 from netcl_lite.core.tensor import Tensor
 from netcl_lite.core.tensor_ops import work_items
 
-
-_options = {}  # queue.int_ptr -> build options of kernels/adamw.cl
+INLINE_SQRT = ("-DINLINE_SQRT",)
 
 
 def _build_options(queue):
     """("-DINLINE_SQRT",) on PoCL, whose builtin sqrt is a slow function call
-    (kernels/adamw.cl says why), () on other drivers."""
-    key = queue.int_ptr
-    if key not in _options:
-        pocl = "Portable Computing Language" in queue.device.platform.name
-        _options[key] = ("-DINLINE_SQRT",) if pocl else ()
-    return _options[key]
+    (kernels/adamw.cl says why), () on other drivers. The platform's name
+    is read once per queue, by its state (core/device.py)."""
+    pocl = "Portable Computing Language" in state_of(queue).platform
+    return INLINE_SQRT if pocl else ()
 
 
 def _number(name, value, low, high=math.inf, low_open=False):
@@ -87,14 +85,14 @@ class AdamW:
                         f"AdamW: parameters must be float32 nodes that require "
                         f"a gradient, got {p!r}"
                     )
-                if id(p) in seen:
+                if p in seen:     # nodes compare by identity
                     raise ValueError(f"AdamW: parameter {p!r} appears twice")
-                seen.add(id(p))
+                seen.add(p)
             self.groups.append({"params": ps, "weight_decay": wd})
         if not seen:
             raise ValueError("AdamW: got no parameters")
         self.t = 0          # steps taken
-        self.state = {}     # id(param) -> (m, v) Tensors, created on first step
+        self.state = {}     # param node -> (m, v) Tensors, made on first step
 
     def parameters(self):
         return [p for group in self.groups for p in group["params"]]
@@ -120,10 +118,10 @@ class AdamW:
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                if id(p) not in self.state:
-                    self.state[id(p)] = (Tensor.zeros(p.queue, p.shape),
-                                         Tensor.zeros(p.queue, p.shape))
-                m, v = self.state[id(p)]
+                if p not in self.state:
+                    self.state[p] = (Tensor.zeros(p.queue, p.shape),
+                                     Tensor.zeros(p.queue, p.shape))
+                m, v = self.state[p]
                 n = p.value.size
                 launch(p.queue, "adamw", "adamw_step",
                        (work_items(p.queue, n),), LOCAL_1D,

@@ -1,18 +1,44 @@
-"""core/pool.py: a buffer is reused only when no Tensor holds it."""
+"""core/pool.py: a buffer goes back to its queue's pool when its Tensor,
+and every view of it, is collected; never while one of them lives.
 
+The tests write values into pooled Tensors (``Tensor.empty``; ``from_host``
+makes its own buffer, outside the pool) and check that taking more buffers
+of the same size leaves them alone."""
+
+import os
+import pathlib
 import subprocess
 import sys
 
 import numpy as np
 import pyopencl as cl
 
+import netcl_lite
 from netcl_lite.core import pool
-from netcl_lite.core.device import manager
+from netcl_lite.core.device import manager, state_of
 from netcl_lite.core.tensor import Tensor
+
+N = 77   # values per test tensor: a size no other test asks for
 
 
 def queue():
     return manager.default("cpu").queue
+
+
+def filled(q, values):
+    """A pooled Tensor (Tensor.empty) holding ``values``."""
+    values = np.asarray(values, np.float32)
+    t = Tensor.empty(q, values.shape)
+    cl.enqueue_copy(q, t.buffer, values)
+    return t
+
+
+def overwrite_every_free_buffer(q, shape, times=4):
+    """Take ``times`` buffers of this size and write into each, as the next
+    ops would: a buffer still held would lose its values."""
+    taken = [filled(q, np.full(shape, -1.0)) for _ in range(times)]
+    q.finish()
+    return taken
 
 
 def test_an_idle_buffer_is_reused():
@@ -23,15 +49,46 @@ def test_an_idle_buffer_is_reused():
     assert Tensor.empty(q, (123, 7)).buffer.int_ptr == ptr
 
 
-def test_a_buffer_held_by_a_tensor_or_a_view_is_not_reused():
+def test_a_held_buffer_is_never_handed_out():
     q = queue()
-    a = Tensor.from_host(q, np.arange(77, dtype=np.float32))
-    view = a.reshape(7, 11)
+    held = [filled(q, np.arange(N) + k) for k in range(3)]
+    taken = overwrite_every_free_buffer(q, (N,))
+    ptrs = {t.buffer.int_ptr for t in held}
+    assert not ptrs & {t.buffer.int_ptr for t in taken}
+    for k, t in enumerate(held):
+        np.testing.assert_array_equal(t.to_host(), np.arange(N) + k)
+
+
+def test_a_view_that_outlives_its_tensor_keeps_the_buffer():
+    q = queue()
+    a = filled(q, np.arange(N))
     ptr = a.buffer.int_ptr
+    view = a.reshape(7, 11).reshape(11, 7)      # a view of a view
+    del a                                       # the views alone hold it now
+    taken = overwrite_every_free_buffer(q, (N,))
+    assert ptr not in {t.buffer.int_ptr for t in taken}
+    np.testing.assert_array_equal(view.to_host().ravel(), np.arange(N))
+    del taken, view                             # the last holder goes
+    assert Tensor.empty(q, (N,)).buffer.int_ptr == ptr
+
+
+def test_a_tensor_made_over_a_pooled_buffer_keeps_it():
+    q = queue()
+    a = filled(q, np.arange(N))
+    alias = Tensor(q, a.buffer, (7, 11), np.float32)   # by hand, not reshape
     del a
-    others = [Tensor.empty(q, (77,)) for _ in range(3)]
-    assert all(t.buffer.int_ptr != ptr for t in others)
-    np.testing.assert_array_equal(view.to_host().ravel(), np.arange(77))
+    overwrite_every_free_buffer(q, (N,))
+    np.testing.assert_array_equal(alias.to_host().ravel(), np.arange(N))
+
+
+def test_a_buffer_comes_back_once_per_tensor():
+    """Two tensors given back, two different buffers taken: a buffer is
+    never on the free list twice."""
+    q = queue()
+    a, b = Tensor.empty(q, (N, 2)), Tensor.empty(q, (N, 2))
+    del a, b
+    c, d = Tensor.empty(q, (N, 2)), Tensor.empty(q, (N, 2))
+    assert c.buffer.int_ptr != d.buffer.int_ptr
 
 
 def test_values_survive_many_ops():
@@ -54,31 +111,46 @@ def test_out_of_order_queue_gets_fresh_buffers():
         q = cl.CommandQueue(dev.context, properties=props)
     except cl.Error:
         return      # the device has no out-of-order queues: nothing to check
-    pool.take(q, 4096)
-    pool.take(q, 4096)
-    assert not pool._pools[q.int_ptr].by_size      # never listed, never reused
+    a = Tensor.empty(q, (N,))
+    assert isinstance(pool.pool_of(q), pool.Unpooled)   # never listed, never
+    assert isinstance(pool.pool_of(dev.queue), pool.Pool)         # reused
+    del a
 
 
-def test_trim_lets_idle_buffers_go():
+def test_release_idle_lets_idle_buffers_go():
     q = queue()
-    held = pool.take(q, 8192)
-    idle = pool.take(q, 8192)
+    held = Tensor.empty(q, (N, 3))
+    idle = Tensor.empty(q, (N, 3))
     del idle
+    mine = pool.pool_of(q)
+    assert len(mine.free[N * 3 * 4]) == 1
     pool.release_idle()
-    listed = pool._pools[q.int_ptr].by_size.get(8192, [])
-    assert [b.int_ptr for b in listed] == [held.int_ptr]
+    assert mine.free == {} and mine.idle_bytes == 0
+    assert held.buffer in [b for b, _ in mine.lent.values()]   # still lent
+
+
+def test_no_more_than_keep_bytes_stay_idle(monkeypatch):
+    q = queue()
+    mine = pool.pool_of(q)
+    pool.release_idle()
+    monkeypatch.setattr(mine, "keep", 3 * N * 5 * 4)    # room for 3 of them
+    tensors = [Tensor.empty(q, (N, 5)) for _ in range(5)]
+    del tensors
+    assert len(mine.free[N * 5 * 4]) == 3
+    assert mine.idle_bytes == 3 * N * 5 * 4
 
 
 def test_pooling_can_be_turned_off():
     code = ("from netcl_lite.core import pool\n"
             "from netcl_lite.core.device import manager\n"
+            "from netcl_lite.core.tensor import Tensor\n"
             "q = manager.default('cpu').queue\n"
-            "pool.take(q, 64)\n"
-            "print(len(pool._pools))\n")
+            "Tensor.empty(q, (64,))\n"
+            "print(len(pool._pools), type(pool.pool_of(q)).__name__)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True,
-                         text=True, env={**__import__("os").environ,
-                                         "NETCL_POOL": "0"}, check=True)
-    assert out.stdout.strip() == "0"
+                         text=True, env={**os.environ, "NETCL_POOL": "0"},
+                         check=True)
+    assert out.stdout.split() == ["0", "Unpooled"]
 
 
 def test_idle_buffers_are_freed_before_a_request_is_refused(monkeypatch):
@@ -88,14 +160,28 @@ def test_idle_buffers_are_freed_before_a_request_is_refused(monkeypatch):
     q = queue()
     idle = Tensor.empty(q, (1 << 19,))          # 2 MiB, then idle
     del idle
+    mine = pool.pool_of(q)
     calls = []
 
     def fits_after_release(queue, nbytes, what):
-        calls.append(sum(n * len(bs) for n, bs in
-                         pool._pools[q.int_ptr].by_size.items()))
+        calls.append(mine.idle_bytes)
         if len(calls) == 1:
             raise ValueError(f"{what}: no room")
         return 1 << 40
     monkeypatch.setattr(tensor_module, "check_fits", fits_after_release)
     Tensor.empty(q, (1 << 20,))
     assert len(calls) == 2 and calls[1] < calls[0]
+
+
+def test_a_queue_owns_its_pool():
+    q = queue()
+    assert state_of(q).pool is pool.pool_of(q)
+    other = cl.CommandQueue(manager.default("cpu").context)
+    assert pool.pool_of(other) is not pool.pool_of(q)
+
+
+def test_the_package_reads_no_reference_counts():
+    package = pathlib.Path(netcl_lite.__file__).parent
+    readers = [p.name for p in package.rglob("*.py")
+               if "getrefcount" in p.read_text(encoding="utf-8")]
+    assert readers == []

@@ -97,3 +97,75 @@ def test_two_threads_match_one_thread():
     assert done.returncode == 0 and "ok" in done.stdout, (
         f"exit code {done.returncode}\n{done.stdout}\n{done.stderr[-3000:]}"
     )
+
+
+# Thread A keeps a trace open while thread B traces its own launches and
+# hides some of them with ``untraced`` (as the tuner does): each trace holds
+# exactly its own thread's launches, whatever the other thread does.
+TRACES = textwrap.dedent("""
+    import threading
+    import numpy as np
+    from netcl_lite.core.device import manager
+    from netcl_lite.core.program import trace, untraced
+    from netcl_lite.core.tensor import Tensor
+    from netcl_lite.core.tensor_ops import add_tensors, scale_tensor
+
+    queue = manager.default("auto").queue
+    x = Tensor.from_host(queue, np.ones(8))
+    a_open, b_hiding, a_done, b_done = (threading.Event() for _ in range(4))
+    logs, errors = {}, []
+
+    def wait(event):
+        assert event.wait(60), "the other thread never got there"
+
+    def a():                       # three scales, one while B hides its adds
+        with trace() as log:
+            scale_tensor(x, 2.0)
+            a_open.set()
+            wait(b_hiding)
+            scale_tensor(x, 2.0)
+            a_done.set()
+            wait(b_done)
+            scale_tensor(x, 2.0)
+        logs["a"] = log
+
+    def b():                       # an add, a hidden add, an add
+        wait(a_open)
+        with trace() as log:
+            add_tensors(x, x)
+            with untraced():
+                b_hiding.set()
+                add_tensors(x, x)
+                wait(a_done)
+            add_tensors(x, x)
+        b_done.set()
+        logs["b"] = log
+
+    def run(job):
+        try:
+            job()
+        except BaseException as err:
+            errors.append(repr(err))
+            for event in (a_open, b_hiding, a_done, b_done):
+                event.set()
+
+    threads = [threading.Thread(target=run, args=(job,)) for job in (a, b)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert logs["a"] == ["elementwise.cl:scale_forward"] * 3, logs["a"]
+    assert logs["a"].allocations == [32] * 3, logs["a"].allocations
+    assert logs["b"] == ["elementwise.cl:add_forward"] * 2, logs["b"]
+    assert logs["b"].allocations == [32] * 2, logs["b"].allocations
+    print("ok")
+""")
+
+
+def test_a_trace_holds_its_own_threads_launches():
+    done = subprocess.run([sys.executable, "-c", TRACES], capture_output=True,
+                          text=True, timeout=600, env=dict(os.environ))
+    assert done.returncode == 0 and "ok" in done.stdout, (
+        f"exit code {done.returncode}\n{done.stdout}\n{done.stderr[-3000:]}"
+    )
