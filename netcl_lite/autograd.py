@@ -29,7 +29,7 @@ import numpy as np
 
 from netcl_lite.core.tensor import FLOAT, Tensor
 from netcl_lite.core.tensor_ops import add_tensors
-from netcl_lite.core.validate import check_tensors
+from netcl_lite.core.validate import check_tensors, same_queue
 
 # Each thread has its own stack of open tapes; ops record on the innermost one
 # of the thread that runs them.
@@ -143,11 +143,8 @@ def _check_grad(grad, loss):
         raise ValueError(f"grad shape {grad.shape} != loss shape {loss.shape}")
     if grad.dtype != np.float32:
         raise ValueError(f"grad has dtype {grad.dtype}, need float32")
-    if grad.context != loss.value.context:
-        raise ValueError(
-            "grad lives in another OpenCL context than loss; create it with "
-            "the loss's queue"
-        )
+    # the loss's queue, not only its context: core/validate.py says why
+    same_queue(grad, loss.value.queue, "backward", "grad", "the loss")
     return grad
 
 

@@ -2,8 +2,8 @@
 so a bad call raises a ValueError that names the offending values and
 changes nothing.
 
-They read only shapes, dtypes and contexts, so they accept Tensors and
-autograd nodes alike (both have ``.shape`` and ``.dtype``).
+They read only shapes, dtypes and queues, so they accept Tensors and
+autograd nodes alike (both have ``.shape``, ``.dtype`` and ``.queue``).
 
 >>> import numpy as np
 >>> from netcl_lite.core.device import manager
@@ -20,24 +20,53 @@ import math
 
 import numpy as np
 
+from netcl_lite.core.device import context_of
 from netcl_lite.core.tensor import FLOAT
 
 
 def check_tensors(tensors, dtype=FLOAT, op="op"):
-    """Every Tensor shares the first one's context and has ``dtype``
-    (``dtype=None``: any dtype)."""
+    """Every Tensor was made on the first one's command queue and has
+    ``dtype`` (``dtype=None``: any dtype).
+
+    One queue per op, even for queues of one context: an input from another
+    queue is a ValueError naming both queues. The op does not synchronise
+    the two instead, because the buffer pool (``core/pool.py``) could not
+    make that safe: a buffer that goes back to one queue's pool is reused by
+    that queue's next op at once, which is safe only because that queue
+    runs in order; a kernel queued on the other queue may still be reading
+    it. Copy the values over (``to_host`` and ``from_host``) to move a
+    Tensor to another queue.
+    """
     queue = tensors[0].queue
-    context = None               # asked for only when the queues differ
     for i, t in enumerate(tensors):
         if t.queue is not queue:
-            context = context or queue.context
-            if t.context != context:
-                raise ValueError(
-                    f"{op}: input {i} lives in another OpenCL context; "
-                    "create every tensor with the same device's queue"
-                )
+            same_queue(t, queue, op, f"input {i}", "input 0")
         if dtype is not None and t.dtype is not dtype and t.dtype != dtype:
             raise ValueError(f"{op}: input {i} has dtype {t.dtype}, need {dtype}")
+
+
+def queue_name(queue):
+    """A command queue as an error names it: its handle and its device."""
+    return f"the CommandQueue {queue.int_ptr:#x} on {queue.device.name.strip()!r}"
+
+
+def same_queue(x, queue, op, what, other):
+    """A ValueError naming both queues unless Tensor ``x`` (``what``) was
+    made on ``queue`` (that of ``other``). Two pyopencl objects for one
+    queue are one queue."""
+    if x.queue is queue or x.queue == queue:
+        return
+    mine, theirs = queue_name(x.queue), queue_name(queue)
+    if context_of(x.queue) != context_of(queue):
+        raise ValueError(
+            f"{op}: {what} lives in another OpenCL context ({mine}) than "
+            f"{other} ({theirs}); create every tensor with the same "
+            "device's queue")
+    raise ValueError(
+        f"{op}: {what} was made on {mine}, {other} on {theirs}: an op takes "
+        "all its tensors from one queue (the buffer pool reuses a buffer as "
+        "soon as its Tensor is gone, which only one in-order queue makes "
+        "safe); copy the values over with to_host and from_host")
 
 
 def same_shape(a, b, op):

@@ -2,9 +2,12 @@ import numpy as np
 import pyopencl as cl
 import pytest
 
+import netcl_lite.autograd as ag
 import netcl_lite.functional as F
-from netcl_lite.core.device import manager
+from netcl_lite.core.device import context_of, manager
+from netcl_lite.core.program import trace
 from netcl_lite.core.tensor import Tensor
+from netcl_lite.core.validate import queue_name
 
 
 def test_round_trip_and_casts(queue):
@@ -51,6 +54,27 @@ def test_tensor_from_another_context_is_refused(queue):
     b = Tensor.from_host(other, np.ones(3))
     with pytest.raises(ValueError, match="another OpenCL context"):
         F.add(a, b)
+
+
+def test_tensors_from_two_queues_of_one_context_are_refused(queue):
+    """One queue per op (core/validate.py: check_tensors): the pool could
+    reuse a buffer on one queue while a kernel on the other still reads
+    it. The error names both queues; nothing runs."""
+    other = cl.CommandQueue(context_of(queue))
+    a = Tensor.from_host(queue, np.ones(3))
+    b = Tensor.from_host(other, np.ones(3))
+    with trace() as ran, pytest.raises(ValueError) as err:
+        F.add(a, b)
+    assert ran == []
+    message = str(err.value)
+    assert "add: input 1 was made on" in message and "one queue" in message
+    assert queue_name(other) in message and queue_name(queue) in message
+    assert queue_name(other) != queue_name(queue)
+    with ag.Tape() as tape:               # backward's seed gradient too
+        x = ag.tensor(Tensor.from_host(queue, np.ones(3)))
+        y = F.mul(x, x)
+    with pytest.raises(ValueError, match="grad was made on"):
+        tape.backward(y, grad=b)
 
 
 def test_ids_are_checked_from_the_copy_sent(queue, monkeypatch):
