@@ -11,6 +11,8 @@
 // rounds to an integer (do not build with -cl-fast-relaxed-math: it would
 // fold that away). Results: within 2 ulp of exp; 0 below x = -87 (where exp
 // is denormal or 0), inf above 88; NaN stays NaN (no comparison drops it).
+#ifndef EXP_POLY_CL
+#define EXP_POLY_CL
 
 inline float exp_poly(float x) {
     float xc = x > 88.0f ? 88.0f : x;
@@ -40,4 +42,6 @@ __kernel void exp_poly_forward(__global const float *x, __global float *y,
     int i = get_global_id(0);
     if (i < n) y[i] = exp_poly(x[i]);
 }
+#endif
+
 #endif

@@ -22,6 +22,8 @@
 //
 // Index convention in these kernels: sizes, counts and loop indices are
 // int; an offset into a buffer that multiplies two of them is long.
+#ifndef REGISTER_TILE_CL
+#define REGISTER_TILE_CL
 
 #define VEC_OF_(n) float##n
 #define VEC_OF(n) VEC_OF_(n)
@@ -59,3 +61,5 @@
     _Pragma("unroll") for (int r_ = 0; r_ < TILE_M; r_++)                    \
         _Pragma("unroll") for (int v_ = 0; v_ < TILE_V; v_++)                \
             acc[r_][v_] = *(__private const floatV *)((p) + r_ * (ld) + v_ * VW)
+
+#endif
