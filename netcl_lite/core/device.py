@@ -25,7 +25,8 @@ test kernel (build and run) before it chooses, by this rule:
    stored outputs were made with it), and a newer PoCL before an older
    one (its LLVM knows more CPUs); otherwise the ICD loader's order;
 5. the first candidate whose test kernel builds and runs is chosen. Each
-   one skipped on the way gives a one-line warning that says why. When
+   one skipped on the way gives a one-line warning that says why, once
+   per machine (``first_time``). When
    none works, a RuntimeError lists every platform tried, its error, and
    the fixes.
 
@@ -48,7 +49,9 @@ False
 True
 """
 
+import json
 import os
+import pathlib
 import re
 import threading
 import time
@@ -366,6 +369,39 @@ def no_device_error(kind, wanted, tried, all_platforms):
     return RuntimeError("\n".join(lines))
 
 
+def warned_path():
+    """Where the skip warnings already shown on this machine are listed:
+    ``$XDG_CACHE_HOME/netcl_lite/skipped-devices.json``."""
+    base = os.environ.get("XDG_CACHE_HOME") or pathlib.Path.home() / ".cache"
+    return pathlib.Path(base) / "netcl_lite" / "skipped-devices.json"
+
+
+def first_time(line):
+    """True the first time this machine sees the skip warning ``line``.
+
+    A platform that cannot compile stays broken, and a warning in every
+    process (every notebook's first cell) would bury the chapters' output;
+    so each warning shows once, and ``python -m netcl_lite.doctor`` always
+    shows every platform's test build. An unwritable cache warns each time.
+    """
+    path = warned_path()
+    try:
+        seen = json.loads(path.read_text(encoding="utf-8"))
+        seen = seen if isinstance(seen, list) else []
+    except (OSError, ValueError):
+        seen = []
+    if line in seen:
+        return False
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(seen + [line], indent=1), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass
+    return True
+
+
 class DeviceManager:
     """Hands out one cached ``Device`` per kind (and NETCL_PLATFORM)."""
 
@@ -396,10 +432,10 @@ class DeviceManager:
             error, seconds = probe(cl_device)
             if error is None:
                 for label, skipped in tried:
-                    warnings.warn(
-                        f"skipped {label}: {first_error_line(skipped)}; "
-                        f"using {_label(platform, cl_device)}",
-                        DeviceWarning, stacklevel=3)
+                    line = (f"skipped {label}: {first_error_line(skipped)}; "
+                            f"using {_label(platform, cl_device)}")
+                    if first_time(line):
+                        warnings.warn(line, DeviceWarning, stacklevel=3)
                 return Device(cl_device, self._reason(
                     kind, wanted, platform, tried, seconds))
             tried.append((_label(platform, cl_device), error))

@@ -6,6 +6,8 @@ and Oclgrind. ``probe`` (the test build) is replaced by a table of errors.
 tests/core/test_implementations.py runs the same cases on real drivers.
 """
 
+import warnings
+
 import pyopencl as cl
 import pytest
 
@@ -71,11 +73,13 @@ def a_gpu():
 
 
 @pytest.fixture
-def machine(monkeypatch):
+def machine(monkeypatch, tmp_path):
     """machine(platforms, failing={device name: error}): a DeviceManager
     that sees those platforms; the named devices fail the test build."""
     monkeypatch.delenv("NETCL_PLATFORM", raising=False)
     monkeypatch.delenv("NETCL_DEVICE", raising=False)
+    monkeypatch.setattr(device_module, "warned_path",
+                        lambda: tmp_path / "skipped-devices.json")
     tried = []
 
     def setup(platforms, failing=()):
@@ -103,6 +107,18 @@ def test_a_broken_platform_listed_first_is_skipped_with_a_warning(machine):
     assert "\n" not in text                         # one line
     assert "PoCL 3.0-rc2" in text and "pthread-AMD EPYC" in text
     assert "unknown target CPU 'generic'" in text and "Intel(R) OpenCL" in text
+    assert "1 listed before it failed" in chosen.reason
+
+
+def test_the_skip_warning_shows_once_per_machine(machine):
+    platforms = [pip_pocl(), intel()]
+    failing = {"pthread-AMD EPYC": ZEN5_LOG}
+    with pytest.warns(DeviceWarning):
+        machine(platforms, failing).default("auto")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # a second warning would raise
+        chosen = machine(platforms, failing).default("auto")
+    assert chosen.name == "AMD EPYC"            # still skipped, still Intel
     assert "1 listed before it failed" in chosen.reason
 
 
