@@ -123,7 +123,9 @@ class QueueState:
     ``launches``: (program, options) -> (kernels, signatures), what
     ``launch`` looks up; ``pool``: the buffer pool, made on first use by
     ``core/pool.py``; ``kernels``: those of the context, built once for
-    all its queues. The device's facts are read once: every op asks.
+    all its queues; ``kept``: what an op keeps between calls for this
+    queue, by a key of its own (``functional/rope.py``: its angle tables).
+    The device's facts are read once: every op asks.
     """
 
     def __init__(self, queue, shared):
@@ -132,6 +134,7 @@ class QueueState:
         self.kernels = shared.kernels
         self.launches = {}
         self.pool = None
+        self.kept = {}
         device = queue.device
         self.device = device
         self.device_type = device.type
@@ -142,8 +145,9 @@ class QueueState:
                              .OUT_OF_ORDER_EXEC_MODE_ENABLE)
 
 
-# context.int_ptr -> the state of a context while any queue's state holds it
-# (a live state holds its context, so no other context can have that address)
+# cl.Context -> its state while any queue's state holds it. Two pyopencl
+# wrappers of one context are equal (and hash alike), so a queue's
+# ``.context``, a new wrapper each time, finds the entry
 _contexts = weakref.WeakValueDictionary()
 _state_lock = threading.Lock()
 
@@ -167,9 +171,9 @@ def _attach(queue, context=None):
         state = getattr(queue, "__dict__", {}).get("_netcl_lite")
         if state is None:
             context = context or context_of(queue)
-            shared = _contexts.get(context.int_ptr)
+            shared = _contexts.get(context)
             if shared is None:
-                shared = _contexts[context.int_ptr] = ContextState(context)
+                shared = _contexts[context] = ContextState(context)
             state = QueueState(queue, shared)
             queue._netcl_lite = state
         return state

@@ -28,6 +28,7 @@ import threading
 import numpy as np
 
 from netcl_lite.autograd import nodes, record
+from netcl_lite.core.device import state_of
 from netcl_lite.core.program import LOCAL_1D, launch
 from netcl_lite.core.tensor import I32, Tensor
 from netcl_lite.core.validate import min_ndim
@@ -36,9 +37,9 @@ I32_MAX = I32.max  # positions are int32 in the kernel
 
 
 _tables_lock = threading.Lock()
-_tables = {}       # (queue, S, pairs, base, offset, scale) -> the table
-TABLES_KEPT = 32   # a training loop asks for the same few; decoding, a new one
-                   # per token, each asked for by every layer's q and k
+TABLES_KEPT = 32   # per queue: a training loop asks for the same few;
+                   # decoding, a new one per token, asked for by every
+                   # layer's q and k
 
 
 def rope_table(queue, S, pairs, base, offset, scale=1.0):
@@ -47,15 +48,22 @@ def rope_table(queue, S, pairs, base, offset, scale=1.0):
     Computed once and kept (the last TABLES_KEPT are): every layer, and q
     and k within one, turn by the same angles.
     """
-    key = (queue.int_ptr, S, pairs, base, offset, scale)  # a table holds its
-    with _tables_lock:                                     # queue: no reuse
-        table = _tables.pop(key, None)
+    key = (S, pairs, base, offset, scale)
+    with _tables_lock:   # kept in the queue's state: they go with the queue
+        tables = tables_of(queue)
+        table = tables.pop(key, None)
         if table is None:
             table = _rope_table(queue, S, pairs, base, offset, scale)
-        _tables[key] = table            # the most recently used goes last
-        while len(_tables) > TABLES_KEPT:
-            del _tables[next(iter(_tables))]
+        tables[key] = table             # the most recently used goes last
+        while len(tables) > TABLES_KEPT:
+            del tables[next(iter(tables))]
     return table
+
+
+def tables_of(queue):
+    """The angle tables kept for ``queue``: {(S, pairs, base, offset,
+    scale): table}, oldest first."""
+    return state_of(queue).kept.setdefault("rope tables", {})
 
 
 def _rope_table(queue, S, pairs, base, offset, scale):

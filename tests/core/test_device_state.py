@@ -23,6 +23,7 @@ from netcl_lite.core.device import manager, state_of
 from netcl_lite.core.program import trace
 from netcl_lite.core.tensor import Tensor
 from netcl_lite.functional.matmul import FAST_MIN_MNK
+from netcl_lite.functional.rope import tables_of
 
 QUEUES = 50
 
@@ -33,12 +34,14 @@ class WatchedQueue(cl.CommandQueue):
 
 def work(queue):
     """Ops that make the queue keep everything it can: the tiled matmul (a
-    tile choice, kernels built with its options) and pooled buffers."""
+    tile choice, kernels built with its options), pooled buffers and a RoPE
+    angle table."""
     assert 64 ** 3 >= FAST_MIN_MNK                  # so matmul_tiled runs
     a = Tensor.from_host(queue, np.ones((64, 64), np.float32))
     with trace() as ran:
         out = F.add(F.matmul(a, a), a)               # outputs from the pool
-    assert "matmul.cl:matmul_tiled" in ran
+        F.rope(a, offset=5)                          # a kept angle table
+    assert "matmul.cl:matmul_tiled" in ran and tables_of(queue)
     np.testing.assert_array_equal(out.value.to_host(), 65.0)
     state = state_of(queue)
     assert state.launches and state in tune._by_queue

@@ -147,4 +147,4 @@ def test_rope_tables_are_kept_and_bounded(queue):
     assert rope_module.rope_table(queue, 7, 4, 10000.0, 4) is not first
     for offset in range(rope_module.TABLES_KEPT + 5):
         rope_module.rope_table(queue, 1, 4, 10000.0, 100 + offset)
-    assert len(rope_module._tables) == rope_module.TABLES_KEPT
+    assert len(rope_module.tables_of(queue)) == rope_module.TABLES_KEPT
