@@ -10,15 +10,24 @@ same ones:
    ids, and a corpus has few distinct words: tinyshakespeare's 264,000 chunks
    are 15,000 distinct ones. Keep each word once, with its frequency.
 2. Index. Keep `counts` (pair -> occurrences in the corpus) and `where`
-   (pair -> indices of the words that contain it). A merge rewrites only the
-   words in `where[pair]` and corrects `counts` for those words alone.
-3. Lazy heap. A heap of (-count, pair) gives the best pair in O(log n). When a
-   count changes we push a fresh entry instead of searching for the old one;
-   an entry whose count is out of date is skipped when it reaches the top.
+   (pair -> indices of the words that contain it, or once did). A merge
+   rewrites only the words in `where[pair]` and corrects `counts` for those
+   words alone.
+3. Lazy heap. A heap of (-count, pair) gives the best pair in O(log n). A
+   merge only lowers the counts of the pairs it breaks up, and the pairs it
+   forms are new, so each pair is pushed once, when it forms; an entry whose
+   count has dropped since is pushed again with its count when it reaches the
+   top. The first entry that is up to date is then the most frequent pair.
 
-The heap orders equal counts by pair, so ties go to the smallest (left, right)
-exactly as in `naive.best_pair`, and `tests/text` checks that both trainers
-produce identical merges on real text.
+A word is kept as a string with one character per token (chr(id)), so that
+merging a pair in it is one `str.replace`, which merges left to right as
+`naive.merge` does, and finding the new token is `str.find`; both run in C.
+The counts change only around each new token (`_merge_words` says how).
+
+The heap orders equal counts by pair, and two-character strings compare like
+(left, right) tuples, so ties go to the smallest (left, right) exactly as in
+`naive.best_pair`; `tests/text` checks that both trainers produce identical
+merges on real text.
 
     >>> train_bpe(["aaabdaaabac"], vocab_size=259)
     [(97, 97), (97, 98), (256, 257)]
@@ -26,8 +35,9 @@ produce identical merges on real text.
 
 import heapq
 from collections import Counter, defaultdict
+from itertools import chain
+from operator import add
 
-from .naive import merge
 from .patterns import GPT4_SPLIT_PATTERN
 from .split import SURROGATE, Splitter, lone_surrogate_error
 
@@ -41,14 +51,18 @@ def count_chunks(texts, pattern=GPT4_SPLIT_PATTERN):
     if isinstance(texts, str):  # one text, not an iterator of characters
         texts = [texts]
     split = Splitter(pattern)  # = regex.findall(pattern, text), faster
-    counts = Counter()
+    # one Counter.update over every chunk of every text: the counting runs in C
+    return Counter(chain.from_iterable(map(split, _checked(texts))))
+
+
+def _checked(texts):
+    """The texts, each checked to be a str that has UTF-8 bytes."""
     for j, text in enumerate(texts):
         if not isinstance(text, str):
             raise TypeError(f"texts[{j}] is a {type(text).__name__}, not a str")
         if not text.isascii() and SURROGATE.search(text):  # no UTF-8 bytes
             raise lone_surrogate_error(text, f"texts[{j}]")
-        counts.update(split(text))
-    return counts
+        yield text
 
 
 def train_bpe(texts, vocab_size, pattern=GPT4_SPLIT_PATTERN, min_frequency=2,
@@ -61,16 +75,22 @@ def train_bpe(texts, vocab_size, pattern=GPT4_SPLIT_PATTERN, min_frequency=2,
     stops early when the best pair occurs fewer than `min_frequency` times.
     """
     chunk_counts = count_chunks(texts, pattern)
-    words = [list(chunk.encode("utf-8")) for chunk in chunk_counts]  # byte ids
+    # one character per token: byte b is chr(b), merge i will be chr(256 + i)
+    words = [chunk.encode("utf-8").decode("latin-1") for chunk in chunk_counts]
     freqs = list(chunk_counts.values())  # freqs[i]: how often words[i] occurs
 
-    counts = defaultdict(int)  # pair -> number of occurrences in the corpus
-    where = defaultdict(set)  # pair -> indices of the words that contain it
+    counts = defaultdict(int)  # pair ("ab": two tokens) -> occurrences in the corpus
+    where = defaultdict(list)  # pair -> indices of the words that contain it
     for i, word in enumerate(words):
-        for pair in zip(word, word[1:]):
-            counts[pair] += freqs[i]
-            where[pair].add(i)
-    heap = [(-count, pair) for pair, count in counts.items()]
+        freq = freqs[i]
+        pairs = list(map(add, word, word[1:]))
+        for pair in pairs:
+            counts[pair] += freq
+        for pair in set(pairs):
+            where[pair].append(i)
+    # a pair below min_frequency can never win (counts only drop): no entry
+    heap = [(-count, pair) for pair, count in counts.items()
+            if count >= min_frequency]
     heapq.heapify(heap)
 
     progress = _progress_bar(vocab_size - 256) if show_progress else None
@@ -79,16 +99,13 @@ def train_bpe(texts, vocab_size, pattern=GPT4_SPLIT_PATTERN, min_frequency=2,
         pair = _pop_best(heap, counts)
         if pair is None or counts[pair] < min_frequency:
             break  # no pair repeats (enough): the vocabulary is complete
-        merges.append(pair)
-        delta = _merge_words(words, freqs, where, pair, idx)
-        for changed, d in delta.items():
-            if d == 0:
-                continue
-            counts[changed] += d
-            if counts[changed] > 0:
-                heapq.heappush(heap, (-counts[changed], changed))
-            else:
-                del counts[changed]  # e.g. `pair` itself: it no longer occurs
+        merges.append((ord(pair[0]), ord(pair[1])))
+        formed = _merge_words(words, freqs, where, counts, pair, chr(idx))
+        del counts[pair]  # it no longer occurs
+        counts.update(formed)
+        for new_pair, count in formed.items():
+            if count >= min_frequency:
+                heapq.heappush(heap, (-count, new_pair))
         if progress is not None:
             progress.update(1)
     if progress is not None:
@@ -97,36 +114,56 @@ def train_bpe(texts, vocab_size, pattern=GPT4_SPLIT_PATTERN, min_frequency=2,
 
 
 def _pop_best(heap, counts):
-    """Pop entries until one matches the current count of its pair."""
+    """Pop entries until one matches the current count of its pair.
+
+    Counts only drop after a pair is pushed, so an entry is either up to date
+    or too high: a too-high one goes back with its current count.
+    """
     while heap:
         neg_count, pair = heapq.heappop(heap)
-        if counts.get(pair) == -neg_count:
+        count = counts.get(pair, 0)
+        if count == -neg_count:
             return pair
+        if count > 0:
+            heapq.heappush(heap, (-count, pair))  # lower now; maybe still the best
     return None
 
 
-def _merge_words(words, freqs, where, pair, idx):
-    """Merge `pair` -> `idx` in every word that has it; returns pair -> count change.
+def _merge_words(words, freqs, where, counts, pair, new):
+    """Merge `pair` into the token `new` in every word that has it.
 
-    Each rewritten word takes back all its old pairs and adds all its new
-    ones, times its frequency. That is simple and exact even for runs such as
-    [7, 7, 7, 7], where local +-1 bookkeeping is easy to get wrong.
+    Lowers `counts` for the pairs the merge breaks up and returns the counts
+    of the pairs it forms (all of them hold `new`). Only the neighbours of
+    each new token change. With L, R = pair and x, y its neighbours, a merge
+    turns "x L R y" into "x N y": (x, L) and (R, y) are gone, (x, N) and
+    (N, y) are new. Where two merges touch, "L R L R" becomes "N N": the pair
+    that is gone between them is (R, L), the new one is (N, N).
     """
-    delta = defaultdict(int)
+    left, right = pair
+    formed = defaultdict(int)
     for i in where.pop(pair):
         word = words[i]
-        new = merge(word, pair, idx)
-        if len(new) == len(word):
+        if pair not in word:
             continue  # the index is stale: an earlier merge consumed the pair
+        merged = word.replace(pair, new)
+        words[i] = merged
         freq = freqs[i]
-        for old_pair in zip(word, word[1:]):
-            delta[old_pair] -= freq
-        for new_pair in zip(new, new[1:]):
-            delta[new_pair] += freq
-            if idx in new_pair:  # only pairs with the new id are new to `where`
-                where[new_pair].add(i)
-        words[i] = new
-    return delta
+        last = len(merged) - 1
+        at = merged.find(new)
+        while at >= 0:
+            if at > 0:
+                before = merged[at - 1]
+                counts[(right if before == new else before) + left] -= freq
+                formed[before + new] += freq
+                where[before + new].append(i)
+            if at < last:
+                after = merged[at + 1]
+                if after != new:  # a new token after it counts from there
+                    counts[right + after] -= freq
+                    formed[new + after] += freq
+                    where[new + after].append(i)
+            at = merged.find(new, at + 1)
+    return formed
 
 
 def _progress_bar(total):

@@ -146,3 +146,19 @@ def test_fast_training_at_vocab_2048_is_fast(shakespeare):
     assert len(merges) == 2048 - 256
     assert len(set(merges)) == len(merges)
     assert all(max(pair) < 256 + i for i, pair in enumerate(merges))
+
+
+def test_fast_trainer_equals_the_reference_on_unicode_and_code():
+    # multi-byte characters, emoji with joiners, code indentation and runs
+    text = ("def f(x):\n    return x ** 2  # 👨\u200d👩\u200d👧\n" * 3
+            + "中文分词很难，日本語も。naïve café " * 5 + "=" * 40 + " aaaaaaa " * 4)
+    for pattern in (GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN):
+        for min_frequency in (1, 2, 3):
+            expected = reference_train([text], 420, pattern, min_frequency)
+            assert train_bpe([text], 420, pattern, min_frequency) == expected
+
+
+def test_lines_train_like_the_reference(shakespeare):
+    lines = shakespeare[:40_000].splitlines(keepends=True)
+    assert train_bpe(lines, 450, GPT2_SPLIT_PATTERN) == reference_train(
+        lines, 450, GPT2_SPLIT_PATTERN)
