@@ -15,7 +15,8 @@ the split took three quarters of a repeated encode of Shakespeare.
     ['a', ' naïve', ' café']
 
 Text that is mostly ASCII is cut into stretches at sure chunk boundaries:
-the stretches around non-ASCII characters go to `regex`, the rest to `re`.
+the stretches around non-ASCII characters go to `regex` (one stretch for as
+long as they come closer than `_STRETCH` to each other), the rest to `re`.
 A sure boundary is a visible ASCII character followed by a space ("x| y"):
 no chunk of either GPT pattern contains that pair, and the patterns never
 look behind, so the text on each side splits as if it stood alone.
@@ -23,8 +24,17 @@ look behind, so the text on each side splits as if it stood alone.
 A custom pattern (not one of patterns.KNOWN_PATTERNS) may backtrack
 catastrophically, so it runs under `regex`'s timeout: one second plus a
 microsecond per character; past that the split raises a ValueError.
+
+A custom pattern need not match every character. The text between two
+matches then becomes a chunk of its own, as in Hugging Face's
+`Split(behavior="Isolated")`, so no character is lost, and a chunk is always
+a whole match, even where the pattern has capturing groups:
+
+    >>> Splitter(r"\\d+")("ab12cd")
+    ['ab', '12', 'cd']
 """
 
+import functools
 import re
 
 import regex
@@ -35,7 +45,7 @@ _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 SURROGATE = re.compile("[\ud800-\udfff]")
 _CUT = regex.compile(r"[!-~](?= )")  # a sure boundary at .end()
 _LAST_CUT = regex.compile(r"(?r)[!-~](?= )")  # the same, searching backwards
-_STRETCH = 1000  # characters after a non-ASCII one that also go to `regex`
+_STRETCH = 128  # ASCII between two non-ASCII characters, below which `regex` takes it
 TIMEOUT_BASE, TIMEOUT_PER_CHAR = 1.0, 1e-6  # seconds, for custom patterns
 
 
@@ -48,8 +58,11 @@ class Splitter:
 
     def __init__(self, pattern):
         self._pattern = pattern
-        self._findall = regex.compile(pattern).findall
+        compiled = regex.compile(pattern)
+        self._findall = compiled.findall
+        self._finditer = compiled.finditer
         self._custom = pattern not in KNOWN_PATTERNS.values()
+        self._groups = compiled.groups  # findall would return groups, not matches
         twin = ASCII_TWINS.get(pattern)  # None for a custom pattern
         self._fast = None if twin is None else re.compile(twin, re.ASCII).findall
 
@@ -58,13 +71,31 @@ class Splitter:
             return self._findall(text)
         limit = TIMEOUT_BASE + TIMEOUT_PER_CHAR * len(text)
         try:
-            return self._findall(text, timeout=limit)
+            if not self._groups:
+                chunks = self._findall(text, timeout=limit)
+                if sum(map(len, chunks)) == len(text):  # matches cover the text
+                    return chunks
+            return self._matches_and_gaps(text, limit)
         except TimeoutError:
             raise ValueError(
                 f"the custom split pattern {self._pattern[:60]!r} took more "
                 f"than {limit:.1f} s on a text of {len(text)} characters "
                 "(catastrophic backtracking?); use a known pattern"
             ) from None
+
+    def _matches_and_gaps(self, text, limit):
+        """Every match, and every stretch between two matches, in order."""
+        chunks, end = [], 0
+        for match in self._finditer(text, timeout=limit):
+            start = match.start()
+            if start > end:
+                chunks.append(text[end:start])
+            if match.end() > start:
+                chunks.append(match.group())
+            end = match.end()
+        if end < len(text):
+            chunks.append(text[end:])
+        return chunks
 
     def __call__(self, text):
         if self._fast is None:
@@ -86,12 +117,21 @@ class Splitter:
             if cut is not None:
                 chunks += self._fast(text[start:cut.end()])
                 start = cut.end()
-            # regex from there to the first sure boundary _STRETCH chars on
-            cut = _CUT.search(text, min(found.end() + _STRETCH, end))
+            # regex from there on, while non-ASCII characters come closer than
+            # _STRETCH to each other, then to the next sure boundary
+            last = _dense_end(_STRETCH).search(text, found.start())
+            cut = _CUT.search(text, last.end())
             stop = end if cut is None else cut.end()
             chunks += self._slow(text[start:stop])
             start = stop
         return chunks
+
+
+@functools.lru_cache(maxsize=None)
+def _dense_end(stretch):
+    """A pattern that finds a non-ASCII character followed by `stretch` ASCII
+    ones (or by ASCII to the end): where a run of dense non-ASCII text ends."""
+    return re.compile(rf"[^\x00-\x7f](?=[\x00-\x7f]{{{stretch}}}|[\x00-\x7f]*\Z)")
 
 
 def lone_surrogate_error(text, where="text"):

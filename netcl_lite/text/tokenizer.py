@@ -11,6 +11,7 @@ Chapter 1 builds it from the pieces in this folder:
     fileformat.py  save / load
     pretrained.py  reading GPT-2 and tiktoken vocabulary files
     vocabularies.py  finding them by name (from_pretrained)
+    tokenizer_json.py  Hugging Face's tokenizer.json, both ways
 
     >>> tok = BPETokenizer()
     >>> tok.train_from_iterator(["aaabdaaabac"], vocab_size=259)
@@ -28,6 +29,7 @@ anything but a str raises a TypeError; decoding anything but int ids too.
 """
 
 import numbers
+from array import array
 
 from .encode import merge_by_rank
 from .fileformat import read_bpe, write_bpe
@@ -36,17 +38,26 @@ from .pretrained import (PairRanks, check_ranks, merges_from_ranks, read_gpt2,
                          read_tiktoken_ranks)
 from .special import allowed_specials, special_splitter
 from .split import Splitter, lone_surrogate_error
+from .tokenizer_json import every_split, read_tokenizer_json, write_tokenizer_json
 from .train import train_bpe
 from .vocabularies import find_files
 
 _CACHE_SIZE = 100_000  # chunks remembered (besides whole tokens) before starting over
+_BLOCK = 1 << 16  # chunks looked up at a time
+_IDS = "I" if array("I").itemsize >= 4 else "L"  # an unsigned C type of 4+ bytes
+
+
+def _pack(ids):
+    """Token ids as bytes, for the chunk cache."""
+    return array(_IDS, ids).tobytes()
 
 
 class BPETokenizer:
     """Byte-level BPE: text -> regex chunks -> UTF-8 bytes -> merged token ids.
 
     Token ids: the 256 bytes, then merge i is token 256 + i, then the special
-    tokens at the ids they were registered with.
+    tokens at the ids they were registered with. (A `tokenizer.json` may
+    number its tokens otherwise; `from_tokenizer_json` keeps its ids.)
     """
 
     def __init__(self, pattern=GPT4_SPLIT_PATTERN):
@@ -66,10 +77,29 @@ class BPETokenizer:
         self._token_ranks = None
         self.byte_ids = list(byte_ids)
         self._ranks = {pair: 256 + i for i, pair in enumerate(self._merges)}
+        self._made = None  # merge i makes token 256 + i: its rank is its id
         vocab = {idx: bytes([b]) for b, idx in enumerate(self.byte_ids)}
         for i, (left, right) in enumerate(self._merges):
             vocab[256 + i] = vocab[left] + vocab[right]
         self._set_vocab(vocab)
+
+    def _set_bpe(self, vocab, byte_ids, merges, made):
+        """Install a model whose ids follow no fixed layout (a tokenizer.json).
+
+        vocab {id: bytes} holds every regular token, merges [(left, right),
+        ...] are in rank order and made[rank] is the id merge `rank` makes.
+        """
+        self._merges = [tuple(pair) for pair in merges]
+        self._token_ranks = None
+        self.byte_ids = list(byte_ids)
+        if all(a < b for a, b in zip(made, made[1:])):
+            # ids grow with the rank, so the id itself can stand for the rank
+            self._ranks = dict(zip(self._merges, made))
+            self._made = None
+        else:  # e.g. several merges make one token (Llama 3)
+            self._ranks = {pair: rank for rank, pair in enumerate(self._merges)}
+            self._made = list(made)
+        self._set_vocab(dict(vocab))
 
     def _set_token_ranks(self, token_ranks):
         """Install a tiktoken vocabulary {token bytes: rank}, ranks = ids.
@@ -82,28 +112,32 @@ class BPETokenizer:
         self.byte_ids = [token_ranks[bytes([b])] for b in range(256)]
         vocab = {rank: token for token, rank in token_ranks.items()}
         self._ranks = PairRanks(token_ranks, vocab)
+        self._made = None
         self._set_vocab(vocab)
 
     @property
     def merges(self):
-        """[(left id, right id), ...]: merge i made token 256 + i."""
+        """[(left id, right id), ...] in rank order: merge i made token 256 + i
+        (in a tokenizer.json, the token of the two joined)."""
         if self._merges is None:  # a tiktoken vocabulary: rebuild them once
             self._merges = merges_from_ranks(self._token_ranks)[1]
         return self._merges
 
     def _set_vocab(self, vocab):
         self._vocab = vocab  # regular id -> bytes
+        self._regular_size = max(vocab) + 1  # ids 0.._regular_size - 1 (may have gaps)
         self._id_to_bytes = dict(vocab)  # every id, special ones included
         for text, idx in self._special_tokens.items():
             self._id_to_bytes[idx] = text.encode("utf-8")
-        self._whole_tokens = {}  # chunk -> [id]; set only for tiktoken vocabularies
-        self._cache = {}  # chunk -> ids; always holds the whole tokens too
+        self._whole_tokens = {}  # chunk -> packed id; tiktoken's, ignore_merges' rule
+        self._cache = {}  # chunk -> packed ids; always holds the whole tokens too
         self._special_split = {}  # frozenset of allowed specials -> compiled split
 
     @property
     def vocab_size(self):
         """Largest id + 1, special tokens included: the rows an embedding needs."""
-        return max([len(self._vocab), *(i + 1 for i in self._special_tokens.values())])
+        return max([self._regular_size,
+                    *(i + 1 for i in self._special_tokens.values())])
 
     @property
     def special_tokens(self):
@@ -111,8 +145,10 @@ class BPETokenizer:
         return dict(self._special_tokens)
 
     def __repr__(self):
+        merges = (len(self._vocab) - 256 if self._merges is None
+                  else len(self._merges))
         return (f"BPETokenizer(vocab_size={self.vocab_size}, "
-                f"merges={len(self._vocab) - 256}, "
+                f"merges={merges}, "
                 f"special_tokens={len(self._special_tokens)})")
 
     # ---- training ------------------------------------------------------------
@@ -139,6 +175,11 @@ class BPETokenizer:
 
     def register_special_tokens(self, tokens):
         """Add special tokens {string: id}; ids must not be regular token ids."""
+        self._register_special_tokens(tokens)
+
+    def _register_special_tokens(self, tokens, shared=False):
+        """`shared`: a special token may also be the regular token of its own
+        bytes (a tokenizer.json trained by `tokenizers` lists it in both)."""
         if not isinstance(tokens, dict):
             raise ValueError(f"special tokens are a dict {{str: id}}, got "
                              f"{type(tokens).__name__}")
@@ -153,9 +194,10 @@ class BPETokenizer:
                 raise ValueError(f"a special token must be a non-empty str: {text!r}")
             if not isinstance(idx, int) or isinstance(idx, bool) or idx < 0:
                 raise ValueError(f"special token {text!r}: bad id {idx!r}")
-            if idx < len(self._vocab):
+            if idx in self._vocab and not (
+                    shared and self._vocab[idx] == text.encode("utf-8")):
                 raise ValueError(f"special token {text!r}: id {idx} is a regular "
-                                 f"token (regular ids are 0..{len(self._vocab) - 1})")
+                                 f"token (regular ids are 0..{self._regular_size - 1})")
             for other, other_idx in self._special_tokens.items():
                 if (other == text) != (other_idx == idx):
                     raise ValueError(f"special token {text!r} -> {idx} clashes with "
@@ -212,39 +254,50 @@ class BPETokenizer:
         return ids
 
     def _encode_ordinary(self, text):
+        """Split, merge each chunk the cache does not know, then look all up.
+
+        Most chunks repeat, so the work per chunk is a dictionary lookup. The
+        cache keeps a chunk's ids packed as bytes (4 per id), so that joining
+        them is one `bytes.join` and unpacking one `array.tolist`: every loop
+        over the chunks runs in C. It goes one block of chunks at a time, so
+        the cache never holds more than a block beyond its size.
+        """
         cache = self._cache
-        ids = []
-        for chunk in self._split(text):
-            chunk_ids = cache.get(chunk)
-            if chunk_ids is None:
-                chunk_ids = self._encode_chunk(chunk)
-            ids += chunk_ids
-        return ids
+        chunks = self._split(text)
+        packed = []
+        for start in range(0, len(chunks), _BLOCK):
+            block = chunks[start:start + _BLOCK] if len(chunks) > _BLOCK else chunks
+            try:  # warm: every chunk is known
+                packed.append(b"".join(map(cache.__getitem__, block)))
+            except KeyError:
+                for chunk in set(block).difference(cache):
+                    cache[chunk] = _pack(self._encode_chunk(chunk))
+                packed.append(b"".join(map(cache.__getitem__, block)))
+            if len(cache) > len(self._whole_tokens) + _CACHE_SIZE:
+                cache.clear()  # start over, keeping the whole tokens
+                cache.update(self._whole_tokens)
+        return array(_IDS, b"".join(packed)).tolist()
 
     def _encode_chunk(self, chunk):
-        """Merge a chunk the cache does not know, and remember the result."""
+        """Merge a chunk: its bytes as byte ids, merged by rank."""
         byte_ids = self.byte_ids
-        ids = merge_by_rank([byte_ids[b] for b in chunk.encode("utf-8")],
-                            self._ranks)
-        cache = self._cache
-        if len(cache) >= len(self._whole_tokens) + _CACHE_SIZE:
-            cache.clear()  # start over, keeping the whole tokens
-            cache.update(self._whole_tokens)
-        cache[chunk] = ids
-        return ids
+        return merge_by_rank(list(map(byte_ids.__getitem__, chunk.encode("utf-8"))),
+                             self._ranks, self._made)
 
-    def _use_whole_tokens(self):
+    def _use_whole_tokens(self, ids=None):
         """tiktoken's rule: a chunk that is itself a token encodes as that token.
 
         For GPT-2 and cl100k this is part of the definition (tiktoken checks the
         whole chunk before merging), and most chunks of English are whole
         tokens, so it also skips most merge work. A tokenizer trained here does
-        not use it: merging by rank may split such a chunk differently.
+        not use it: merging by rank may split such a chunk differently. In a
+        tokenizer.json it is `ignore_merges`; `ids` are the tokens it applies to.
         """
         whole = {}
-        for idx, raw in self._vocab.items():
+        for idx in self._vocab if ids is None else ids:
+            raw = self._vocab[idx]
             try:
-                whole[raw.decode("utf-8")] = [idx]
+                whole[raw.decode("utf-8")] = _pack([idx])
             except UnicodeDecodeError:
                 pass  # a token that is part of a character is never a whole chunk
         self._whole_tokens = whole
@@ -292,14 +345,61 @@ class BPETokenizer:
 
     def save(self, path):
         """Write the tokenizer as versioned UTF-8 text (see fileformat.py)."""
+        if self._made is not None or not self._canonical():
+            raise ValueError(
+                f"{self!r} numbers its tokens unlike a netcl_lite file (the 256 "
+                "bytes as ids 0..255, then merge i = token 256 + i); "
+                "save_tokenizer_json keeps its ids")
         write_bpe(path, self.pattern, self.byte_ids, self.merges,
                   self._special_tokens, self._vocab.__getitem__)
+
+    def _canonical(self):
+        """Bytes at ids 0..255, merge i = token 256 + i, no other token."""
+        if self._merges is None:
+            return True  # a tiktoken vocabulary: ranks 0, 1, 2, ... (check_ranks)
+        n = 256 + len(self._merges)
+        return (sorted(self.byte_ids) == list(range(256)) and len(self._vocab) == n
+                and self._regular_size == n
+                and all(self._ranks[pair] == 256 + i
+                        for i, pair in enumerate(self._merges)))
+
+    def save_tokenizer_json(self, path):
+        """Write Hugging Face's tokenizer.json: `tokenizers.Tokenizer.from_file`
+        encodes with the same ids (`add_special_tokens=False`, special tokens
+        as added tokens). See tokenizer_json.py."""
+        if self._merges is None and self._token_ranks is not None:
+            merges = every_split(self._token_ranks)  # see tokenizer_json.py
+        else:
+            merges = self.merges
+        write_tokenizer_json(path, self.pattern, self._vocab, merges,
+                             self._special_tokens, bool(self._whole_tokens))
 
     @classmethod
     def load(cls, path):
         """Read a file written by `save`; a malformed file raises ValueError."""
         pattern, byte_ids, merges, special_tokens = read_bpe(path)
         return cls._build(pattern, byte_ids, merges, special_tokens, path)
+
+    @classmethod
+    def from_tokenizer_json(cls, path):
+        """A byte-level BPE in Hugging Face's tokenizer.json form, with its ids.
+
+        Reads the ByteLevel pre-tokenizer, or a Split regex before it (Llama 3,
+        Qwen2), `added_tokens` as special tokens and `ignore_merges`; anything
+        else that could change the ids raises a ValueError naming the field
+        (see tokenizer_json.py). `encode(text, allowed_special="all")` then
+        gives `tokenizers`' `encode(text, add_special_tokens=False).ids`.
+        """
+        model = read_tokenizer_json(path)
+        tok = cls(model.pattern)
+        tok._set_bpe(model.vocab, model.byte_ids, model.merges, model.made)
+        if model.ignore_merges:
+            tok._use_whole_tokens(model.whole)
+        try:
+            tok._register_special_tokens(model.special_tokens, shared=True)
+        except ValueError as e:
+            raise ValueError(f"{path}: {e}") from None
+        return tok
 
     @classmethod
     def from_pretrained(cls, name, directory=None):

@@ -174,10 +174,86 @@ def tokenizer_cases():
             for name, (text, message) in cases.items()}
 
 
+def tokenizer_json(folder, name="tokenizer.json", data=None, text=None,
+                   raw=None, **model):
+    """<folder>/<name>: an honest 256-byte tokenizer.json unless told."""
+    from netcl_lite.text.pretrained import bytes_to_unicode
+
+    path = pathlib.Path(folder) / name
+    if raw is not None:
+        path.write_bytes(raw)
+        return path
+    if text is None:
+        vocab = {char: b for b, char in bytes_to_unicode().items()}
+        data = data or {
+            "version": "1.0", "added_tokens": [], "normalizer": None,
+            "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False,
+                              "use_regex": True},
+            "model": {"type": "BPE", "vocab": vocab, "merges": []}}
+        data["model"].update(model)
+        text = json.dumps(data)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def tokenizer_json_cases():
+    """name -> (maker(folder) -> path, the error message expected)."""
+    def split(pattern):
+        return {"type": "Sequence", "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated",
+             "invert": False},
+            {"type": "ByteLevel", "add_prefix_space": False, "use_regex": False}]}
+
+    def with_pre(pattern):
+        def make(d):
+            path = tokenizer_json(d)
+            data = json.loads(path.read_text(encoding="utf-8"))
+            data["pre_tokenizer"] = split(pattern)
+            return tokenizer_json(d, data=data)
+        return make
+
+    def added_token(idx):
+        def make(d):
+            data = json.loads(tokenizer_json(d).read_text(encoding="utf-8"))
+            data["added_tokens"] = [{"id": idx, "content": "<x>"}]
+            return tokenizer_json(d, data=data)
+        return make
+
+    def vocab_text(d):  # one key twice, which json.load would silently keep once
+        body = json.dumps({"version": "1.0", "model": {"type": "BPE", "vocab": {},
+                                                       "merges": []}})
+        return tokenizer_json(d, text=body.replace('"vocab": {}',
+                                                   '"vocab": {"a": 1, "a": 2}'))
+
+    return {
+        "deeply nested JSON": (
+            lambda d: tokenizer_json(d, text="[" * 100_000 + "]" * 100_000),
+            "nested too deeply"),
+        "not UTF-8": (lambda d: tokenizer_json(d, raw=b"\x80\x04\x95\xff\xfe"),
+                      "not a UTF-8 text file"),
+        "truncated JSON": (lambda d: tokenizer_json(d, text='{"model": {"vocab": {'),
+                           "not a valid JSON file"),
+        "a JSON array": (lambda d: tokenizer_json(d, text="[1, 2]"),
+                         "expected a JSON object"),
+        "an id with 40 digits": (
+            lambda d: tokenizer_json(d, vocab={"a": 10 ** 40}), "must be an id"),
+        "a merge of tokens that do not exist": (
+            lambda d: tokenizer_json(d, merges=["Ġ zz"]), "'zz' is not in model.vocab"),
+        "a 1 MB split pattern": (with_pre("a" * 1_000_000), "1000000 characters"),
+        "a split pattern nested 3000 deep": (
+            with_pre("(" * 3000 + "a" + ")" * 3000), "nests groups 3000 deep"),
+        "a Unigram model": (lambda d: tokenizer_json(d, type="Unigram"),
+                            "model.type is 'Unigram'"),
+        "a vocabulary key twice": (vocab_text, "appears twice"),
+        "an added token with a huge id": (added_token(2 ** 40), "must be an id"),
+    }
+
+
 def main(folder):
     folder = pathlib.Path(folder)
     for group, cases in (("checkpoint", checkpoint_cases()),
-                         ("tokenizer", tokenizer_cases())):
+                         ("tokenizer", tokenizer_cases()),
+                         ("tokenizer_json", tokenizer_json_cases())):
         for i, (name, (make, _)) in enumerate(cases.items()):
             sub = folder / f"{group}_{i:02d}"
             sub.mkdir(parents=True, exist_ok=True)

@@ -9,7 +9,7 @@ import tracemalloc
 import pytest
 
 from crafted import CONFIG, SHAPES, checkpoint_cases, tokenizer_cases, \
-    tokenizer_file
+    tokenizer_file, tokenizer_json, tokenizer_json_cases
 from netcl_lite.core.device import manager
 from netcl_lite.nn import DecoderConfig, DecoderLM, load_checkpoint
 from netcl_lite.nn.checkpoint import expected_shapes
@@ -36,6 +36,7 @@ def refused_cheaply(load, message):
 
 CHECKPOINTS = checkpoint_cases()
 TOKENIZERS = tokenizer_cases()
+TOKENIZER_JSONS = tokenizer_json_cases()
 
 
 @pytest.mark.parametrize("case", CHECKPOINTS)
@@ -51,6 +52,18 @@ def test_crafted_tokenizer_file(case, tmp_path):
     make, message = TOKENIZERS[case]
     path = make(tmp_path)
     refused_cheaply(lambda: BPETokenizer.load(path), message)
+
+
+@pytest.mark.parametrize("case", TOKENIZER_JSONS)
+def test_crafted_tokenizer_json(case, tmp_path):
+    make, message = TOKENIZER_JSONS[case]
+    path = make(tmp_path)
+    refused_cheaply(lambda: BPETokenizer.from_tokenizer_json(path), message)
+
+
+def test_the_honest_tiny_tokenizer_json_loads(tmp_path):
+    tok = BPETokenizer.from_tokenizer_json(tokenizer_json(tmp_path))
+    assert tok.encode("hi!") == [104, 105, 33] and tok.vocab_size == 256
 
 
 def test_the_honest_tiny_checkpoint_loads(tmp_path):

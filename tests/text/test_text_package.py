@@ -11,7 +11,7 @@ import pytest
 import netcl_lite.text
 
 MODULES = ["patterns", "split", "naive", "train", "encode", "special", "fileformat",
-           "pretrained", "tokenizer", "chat"]
+           "pretrained", "tokenizer", "chat", "tokenizer_json", "oniguruma"]
 
 
 def test_api_names_exist():
