@@ -51,8 +51,15 @@ def count_chunks(texts, pattern=GPT4_SPLIT_PATTERN):
     if isinstance(texts, str):  # one text, not an iterator of characters
         texts = [texts]
     split = Splitter(pattern)  # = regex.findall(pattern, text), faster
-    # one Counter.update over every chunk of every text: the counting runs in C
-    return Counter(chain.from_iterable(map(split, _checked(texts))))
+    # Lines repeat (blank lines, a speaker's name), so each distinct text is
+    # split once; the counting of its chunks runs in C (Counter over a chain).
+    text_counts = Counter(_checked(texts))
+    counts = Counter(chain.from_iterable(map(split, text_counts)))
+    for text, n in text_counts.items():
+        if n > 1:
+            for chunk in split(text):
+                counts[chunk] += n - 1
+    return counts
 
 
 def _checked(texts):
@@ -102,9 +109,10 @@ def train_bpe(texts, vocab_size, pattern=GPT4_SPLIT_PATTERN, min_frequency=2,
         merges.append((ord(pair[0]), ord(pair[1])))
         formed = _merge_words(words, freqs, where, counts, pair, chr(idx))
         del counts[pair]  # it no longer occurs
-        counts.update(formed)
-        for new_pair, count in formed.items():
-            if count >= min_frequency:
+        for new_pair, (count, holders) in formed.items():
+            counts[new_pair] = count
+            if count >= min_frequency:  # else it can never win: no entry
+                where[new_pair] = holders
                 heapq.heappush(heap, (-count, new_pair))
         if progress is not None:
             progress.update(1)
@@ -132,15 +140,16 @@ def _pop_best(heap, counts):
 def _merge_words(words, freqs, where, counts, pair, new):
     """Merge `pair` into the token `new` in every word that has it.
 
-    Lowers `counts` for the pairs the merge breaks up and returns the counts
-    of the pairs it forms (all of them hold `new`). Only the neighbours of
+    Lowers `counts` for the pairs the merge breaks up and returns the pairs
+    it forms (all of them hold `new`): pair -> [count, indices of the words
+    that hold it]. Only the neighbours of
     each new token change. With L, R = pair and x, y its neighbours, a merge
     turns "x L R y" into "x N y": (x, L) and (R, y) are gone, (x, N) and
     (N, y) are new. Where two merges touch, "L R L R" becomes "N N": the pair
     that is gone between them is (R, L), the new one is (N, N).
     """
     left, right = pair
-    formed = defaultdict(int)
+    formed = {}
     for i in where.pop(pair):
         word = words[i]
         if pair not in word:
@@ -154,16 +163,23 @@ def _merge_words(words, freqs, where, counts, pair, new):
             if at > 0:
                 before = merged[at - 1]
                 counts[(right if before == new else before) + left] -= freq
-                formed[before + new] += freq
-                where[before + new].append(i)
+                _form(formed, before + new, freq, i)
             if at < last:
                 after = merged[at + 1]
                 if after != new:  # a new token after it counts from there
                     counts[right + after] -= freq
-                    formed[new + after] += freq
-                    where[new + after].append(i)
+                    _form(formed, new + after, freq, i)
             at = merged.find(new, at + 1)
     return formed
+
+
+def _form(formed, pair, freq, i):
+    entry = formed.get(pair)
+    if entry is None:
+        formed[pair] = [freq, [i]]
+    else:
+        entry[0] += freq
+        entry[1].append(i)
 
 
 def _progress_bar(total):
