@@ -13,6 +13,7 @@ import numpy_ref as ref
 from gradcheck import check_op
 from netcl_lite.core.program import trace
 from netcl_lite.core.tensor import Tensor
+from strided import strided_operands
 from netcl_lite.functional.matmul import matmul_strided
 from tiles import TILES, each_tile  # noqa: F401 (each_tile: a fixture)
 
@@ -57,16 +58,10 @@ def test_packed_matches_simple_kernel(queue, rng, each_tile, sa, sb):
 def test_strided_products_of_the_backward(queue, rng, each_tile, transpose_a,
                                           transpose_b, shared_b):
     batch, M, N, K = 3, 41, 35, 19
-    a = rand(rng, batch, K, M) if transpose_a else rand(rng, batch, M, K)
-    b = rand(rng, 1 if shared_b else batch, *((N, K) if transpose_b else (K, N)))
-    a_st = (M * K, 1, M) if transpose_a else (M * K, K, 1)
-    b_bs = 0 if shared_b else K * N
-    b_st = (b_bs, 1, K) if transpose_b else (b_bs, N, 1)
-    A, B = Tensor.from_host(queue, a), Tensor.from_host(queue, b)
+    A, B, a_st, b_st, am, bm = strided_operands(
+        queue, rng, batch, M, N, K, transpose_a, transpose_b, shared_b)
     fast = matmul_strided(A, B, batch, M, N, K, a_st, b_st, fast=True)
     slow = matmul_strided(A, B, batch, M, N, K, a_st, b_st, fast=False)
-    am = np.swapaxes(a, 1, 2) if transpose_a else a
-    bm = np.swapaxes(b, 1, 2) if transpose_b else b
     want = am.astype(np.float64) @ bm.astype(np.float64)
     np.testing.assert_allclose(fast.to_host(), want, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(fast.to_host(), slow.to_host(), rtol=1e-5, atol=1e-5)
@@ -142,15 +137,9 @@ def check_strided(queue, rng, run, tile, batch, M, N, K, transpose_a,
     A read transposed or not, B transposed or not, B shared by the batch."""
     from netcl_lite.core.tune import as_config
 
-    a = rand(rng, batch, K, M) if transpose_a else rand(rng, batch, M, K)
-    b = rand(rng, 1 if shared_b else batch, *((N, K) if transpose_b else (K, N)))
-    a_st = (M * K, 1, M) if transpose_a else (M * K, K, 1)
-    b_bs = 0 if shared_b else K * N
-    b_st = (b_bs, 1, K) if transpose_b else (b_bs, N, 1)
-    A, B = Tensor.from_host(queue, a), Tensor.from_host(queue, b)
+    A, B, a_st, b_st, am, bm = strided_operands(
+        queue, rng, batch, M, N, K, transpose_a, transpose_b, shared_b)
     got = run(A, B, batch, M, N, K, a_st, b_st, as_config(tile)).to_host()
-    am = np.swapaxes(a, 1, 2) if transpose_a else a
-    bm = np.swapaxes(b, 1, 2) if transpose_b else b
     want = am.astype(np.float64) @ bm.astype(np.float64)
     tol = 1e-5 * np.sqrt(K)
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol)

@@ -13,6 +13,7 @@ import numpy_ref as ref
 from gradcheck import check_op
 from netcl_lite.core.program import trace
 from netcl_lite.core.tensor import Tensor
+from strided import strided_operands
 from netcl_lite.functional.matmul import RT_M, RT_N, matmul_strided
 
 
@@ -36,19 +37,13 @@ def rand(rng, *shape):
 def test_register_tile_matches_the_simple_kernel(queue, rng, batch, M, N, K,
                                                  transpose_a, transpose_b,
                                                  shared_b):
-    a = rand(rng, batch, K, M) if transpose_a else rand(rng, batch, M, K)
-    b = rand(rng, 1 if shared_b else batch, *((N, K) if transpose_b else (K, N)))
-    a_st = (M * K, 1, M) if transpose_a else (M * K, K, 1)
-    b_bs = 0 if shared_b else K * N
-    b_st = (b_bs, 1, K) if transpose_b else (b_bs, N, 1)
-    A, B = Tensor.from_host(queue, a), Tensor.from_host(queue, b)
+    A, B, a_st, b_st, am, bm = strided_operands(
+        queue, rng, batch, M, N, K, transpose_a, transpose_b, shared_b)
     with trace() as ran:
         tile = matmul_strided(A, B, batch, M, N, K, a_st, b_st, fast="tile")
     assert ran == ["matmul.cl:matmul_register_tile"]
     simple = matmul_strided(A, B, batch, M, N, K, a_st, b_st, fast=False)
     np.testing.assert_array_equal(tile.to_host(), simple.to_host())
-    am = np.swapaxes(a, 1, 2) if transpose_a else a
-    bm = np.swapaxes(b, 1, 2) if transpose_b else b
     want = am.astype(np.float64) @ bm.astype(np.float64)
     np.testing.assert_allclose(tile.to_host(), want, rtol=1e-5, atol=1e-5)
 
