@@ -1,0 +1,369 @@
+"""The roofline of the device a queue runs on, and where kernels sit under it.
+
+Two numbers bound the speed of any kernel on a device: its peak arithmetic
+rate P (FLOP/s) and its memory bandwidth B (bytes/s). A kernel that does F
+floating-point operations while moving Q bytes to or from memory has the
+arithmetic intensity I = F / Q (FLOPs per byte) and cannot run faster than
+min(P, I * B): below the ridge point I = P / B memory is the limit, above
+it arithmetic is (Williams, Waterman and Patterson 2009). Chapter 13 draws
+it for the reader's machine.
+
+This module measures, it computes nothing a model needs:
+
+- ``peak_flops(queue)``: ``kernels/roofline.cl:fma_loop``, chains of fused
+  multiply-adds that never touch memory;
+- ``copy_bandwidth(queue)``: ``roofline.cl:copy`` on arrays far larger
+  than the caches;
+- ``profile(queue, step)``: every kernel that ``step()`` launches, its
+  device time (OpenCL profiling events) and its FLOPs and bytes, counted
+  from the launch's own size arguments by ``work`` (the table ``WORK``).
+
+The counts are a model, stated per kernel in ``WORK``: FLOPs count +, -,
+*, / and one exp, sqrt or max as 1 each; bytes are the compulsory traffic,
+every input read once and every output written once (float32 and int32: 4
+bytes a value). Caches can make a kernel move fewer bytes than that (a
+value read twice from L1), and re-reading a tile makes it move more.
+
+>>> counts = work("matmul_tiled",
+...               dict(batch=1, M=2048, N=352, K=128, b_bs=0))
+>>> counts                       # 2 M N K FLOPs; 4 (M K + K N + M N) bytes
+(184549376, 4213248)
+>>> round(counts[0] / counts[1], 1)   # the intensity, FLOPs per byte
+43.8
+>>> roof = Roof(flops=100e9, bandwidth=20e9)    # P 100 GFLOP/s, B 20 GB/s
+>>> roof.ridge, roof.attainable(1.0), roof.attainable(43.8)
+(5.0, 20000000000.0, 100000000000.0)
+"""
+
+import functools
+from collections import namedtuple
+
+import numpy as np
+import pyopencl as cl
+
+from netcl_lite.core.program import LOCAL_1D, kernel_dir, kernel_source, launch
+from netcl_lite.core.signature import parse_signatures
+from netcl_lite.core.tensor import Tensor
+from netcl_lite.core.tensor_ops import work_items
+
+NACC = 12            # accumulators per work-item in fma_loop (roofline.cl)
+WIDTHS = (4, 8, 16)  # the vector widths fma_loop is built with; the best wins
+FLOAT = 4            # bytes per float32 or int32 value
+
+
+class Roof:
+    """A device's two limits: ``flops`` (FLOP/s) and ``bandwidth`` (bytes/s).
+
+    ``ridge``: the intensity (FLOPs per byte) where they meet;
+    ``attainable(i)``: the most FLOP/s a kernel of intensity i can reach.
+    """
+
+    def __init__(self, flops, bandwidth):
+        if not (flops > 0 and bandwidth > 0):
+            raise ValueError(f"a roof needs flops > 0 and bandwidth > 0, "
+                             f"got {flops} and {bandwidth}")
+        self.flops, self.bandwidth = float(flops), float(bandwidth)
+
+    @property
+    def ridge(self):
+        return self.flops / self.bandwidth
+
+    def attainable(self, intensity):
+        return min(self.flops, intensity * self.bandwidth)
+
+    def __repr__(self):
+        return (f"Roof({self.flops / 1e9:.1f} GFLOP/s, "
+                f"{self.bandwidth / 1e9:.1f} GB/s, ridge {self.ridge:.2f} "
+                f"FLOP/byte)")
+
+
+# --- the two measurements ------------------------------------------------------
+def profiling_queue(queue):
+    """A new queue on ``queue``'s context and device that records each
+    launch's start and end (OpenCL profiling events); ops on it share the
+    kernels already built for that context."""
+    return cl.CommandQueue(
+        queue.context, queue.device,
+        properties=cl.command_queue_properties.PROFILING_ENABLE)
+
+
+def _seconds(event):
+    """A finished launch's device time, from its profiling event (ns)."""
+    return (event.profile.end - event.profile.start) * 1e-9
+
+
+def _best_time(queue, run, repeats):
+    """The shortest device time of the one launch ``run()`` makes on
+    ``queue`` (a profiling_queue), over ``repeats`` calls after a first one
+    (``profile`` below): on a shared machine load only ever adds time.
+    Device time leaves out what Python spends enqueueing, ~0.1 ms a launch."""
+    (only,) = profile(queue, run, steps=repeats)
+    return only.seconds
+
+
+def fma_work_items(queue):
+    """fma_loop's global size: 4 work-groups of LOCAL_1D per compute unit on
+    a CPU (each core takes whole work-groups), 32 on a GPU (whose cores each
+    keep many work-groups in flight to hide latency)."""
+    device = queue.device
+    per_unit = 4 if device.type == cl.device_type.CPU else 32
+    return device.max_compute_units * per_unit * LOCAL_1D[0]
+
+
+def peak_flops(queue, seconds=0.05, repeats=3, widths=WIDTHS):
+    """The device's arithmetic peak in FLOP/s, as fma_loop measures it:
+    (FLOP/s, the vector width that reached it).
+
+    For each vector width, the number of iterations doubles until one launch
+    takes ``seconds``, then the best of ``repeats`` launches gives the rate.
+    The fastest width wins: which one fills the vector registers best is the
+    device's business, and timing decides (as core/tune.py does for matmul).
+    """
+    timing = profiling_queue(queue)
+    n = fma_work_items(queue)
+    out = Tensor.empty(timing, (n,))
+    best = (0.0, None)
+    for vw in widths:
+        def run(iters, vw=vw):
+            launch(timing, "roofline", "fma_loop", (n,), LOCAL_1D,
+                   out, 0.5, 1.0, iters, n, options=(f"-DVW={vw}",))
+
+        iters = 64
+        while (_best_time(timing, lambda: run(iters), 1) < seconds
+               and iters < 2 ** 30):
+            iters *= 2
+        t = _best_time(timing, lambda: run(iters), repeats)
+        rate = 2.0 * iters * NACC * vw * n / t
+        best = max(best, (rate, vw), key=lambda b: b[0])
+    return best
+
+
+def copy_bytes(queue, in_cache=False):
+    """How many bytes each of copy's two arrays holds: four times the
+    device's cache (so neither array fits in it) and 32 MiB at the least,
+    no more than a quarter of the largest buffer the device allows; with
+    ``in_cache``, an eighth of the cache (both arrays fit) and 256 KiB at
+    the least."""
+    device = queue.device
+    cache = device.global_mem_cache_size
+    if in_cache:
+        size = max(cache // 8, 256 << 10)
+    else:
+        size = max(4 * cache, 32 << 20)
+    return min(size, device.max_mem_alloc_size // 4) // FLOAT * FLOAT
+
+
+def copy_bandwidth(queue, nbytes=None, repeats=5):
+    """The memory bandwidth in bytes/s, as copy measures it: the bytes the
+    program reads and writes (2 * nbytes) over the best of ``repeats``
+    launch times (``nbytes``: each array's size, ``copy_bytes(queue)`` when
+    None). A CPU's cache also reads each destination line before it writes
+    it (write-allocate), which this count leaves out, as the STREAM
+    benchmark does."""
+    nbytes = copy_bytes(queue) if nbytes is None else nbytes
+    n = nbytes // FLOAT
+    if n < 1:
+        raise ValueError(f"copy_bandwidth needs nbytes >= {FLOAT}, got {nbytes}")
+    timing = profiling_queue(queue)
+    # from_host: buffers of their own, freed with the Tensors (not pooled)
+    src = Tensor.from_host(timing, np.ones(n, np.float32))
+    dst = Tensor.from_host(timing, np.zeros(n, np.float32))
+
+    def run():
+        launch(timing, "roofline", "copy", (work_items(timing, n),), LOCAL_1D,
+               dst, src, n)
+
+    # the first call builds the kernel and touches every page once
+    return 2.0 * n * FLOAT / _best_time(timing, run, repeats)
+
+
+# --- FLOPs and bytes of each kernel launch -------------------------------------
+def _visible(Sq, Sk, causal):
+    """How many (query, key) pairs attention scores: all Sq * Sk, or with the
+    causal mask, query i sees keys 0 .. i + (Sk - Sq)."""
+    if not causal:
+        return Sq * Sk
+    return sum(max(0, min(Sk, i + 1 + Sk - Sq)) for i in range(Sq))
+
+
+def _matmul(a):
+    # C (batch, M, N) = A (batch, M, K) @ B (K, N), B shared when b_bs = 0
+    b_count = a["batch"] if a["b_bs"] else 1
+    return (2 * a["batch"] * a["M"] * a["N"] * a["K"],
+            FLOAT * (a["batch"] * (a["M"] * a["K"] + a["M"] * a["N"])
+                     + b_count * a["K"] * a["N"]))
+
+
+def _attention_forward(a):
+    # per visible pair: the score q.k (2 D) and p v (2 DV); lse2 is (BH, Sq)
+    BH, Sq, Sk, D, DV = a["BH"], a["Sq"], a["Sk"], a["D"], a["DV"]
+    pairs = BH * _visible(Sq, Sk, a["causal"])
+    return (pairs * (2 * D + 2 * DV),
+            FLOAT * (BH * Sq * (D + DV + 1) + BH // a["rep"] * Sk * (D + DV)))
+
+
+def _attention_dq(a):
+    # per pair: the score again (2 D), dP = dO . v (2 DV), dq += dS k (2 D);
+    # reads q, k (twice: panels and rows), v, o, dO, lse2; writes dq, drow
+    BH, Sq, Sk, D, DV = a["BH"], a["Sq"], a["Sk"], a["D"], a["DV"]
+    pairs = BH * _visible(Sq, Sk, a["causal"])
+    return (pairs * (4 * D + 2 * DV),
+            FLOAT * (BH * Sq * (2 * D + 2 * DV + 2)
+                     + BH // a["rep"] * Sk * (2 * D + DV)))
+
+
+def _attention_dkv(a):
+    # per pair: the score (2 D), dP (2 DV), dv += p dO (2 DV), dk += dS q (2 D);
+    # reads k, v, q and dO (each as panels and rows), lse2, drow; writes dk, dv
+    BH = a["BHKV"] * a["rep"]
+    Sq, Sk, D, DV = a["Sq"], a["Sk"], a["D"], a["DV"]
+    pairs = BH * _visible(Sq, Sk, a["causal"])
+    return (pairs * (4 * D + 4 * DV),
+            FLOAT * (BH * Sq * (2 * D + 2 * DV + 2)
+                     + 2 * a["BHKV"] * Sk * (D + DV)))
+
+
+def _rows(a):
+    return a["rows"] * a["o3"] if "o3" in a else a["rows"]
+
+
+# kernel name -> (FLOPs, bytes) of one launch, from its size arguments
+# (named as in its .cl signature). Elementwise kernels: FLOPs per value
+# times n, and 4 bytes per value of each buffer they read or write.
+WORK = {
+    "matmul_tiled": _matmul,
+    # copies into panels: every value read once and written once, no FLOPs
+    "matmul_pack_ab": lambda a: (0, 2 * FLOAT * (
+        a["batch"] * a["M"] * a["K"] + a["b_batch"] * a["K"] * a["N"])),
+    "matmul_pack_b": lambda a: (0, 2 * FLOAT * a["batch"] * a["K"] * a["N"]),
+    "flash_attention_forward": _attention_forward,
+    "flash_attention_backward_dq": _attention_dq,
+    "flash_attention_backward_dkv": _attention_dkv,
+    # x (N, S, D) -> panels (N, Sp, D)
+    "flash_attention_pack_panels": lambda a: (0, FLOAT * a["N"] * a["D"] * (
+        a["S"] + a["Sp"])),
+    # logits (N, V): max, subtract, exp, add per value; exps (N, V) written
+    "cross_entropy_forward": lambda a: (4 * a["N"] * a["V"], FLOAT * (
+        2 * a["N"] * a["V"] + 4 * a["N"])),
+    # grad = (exps / s - onehot) * g / N: 2 per value; reads exps, writes grad
+    "cross_entropy_backward": lambda a: (2 * a["N"] * a["V"], FLOAT * (
+        2 * a["N"] * a["V"] + 3 * a["N"] + 1)),
+    "add_forward": lambda a: (a["n"], 3 * FLOAT * a["n"]),
+    "scale_forward": lambda a: (a["n"], 2 * FLOAT * a["n"]),
+    # silu(a) b = a / (1 + e^-|a|) (or e/(1+e)) * b: exp, add, divide, 2 mul
+    "swiglu_forward": lambda a: (5 * a["n"], 3 * FLOAT * a["n"]),
+    # sigmoid (3), grad_b (2), grad_a (6); reads g, a, b; writes two grads
+    "swiglu_backward": lambda a: (11 * a["n"], 5 * FLOAT * a["n"]),
+    # x (R, D): sum of squares (2 D), then x * rstd * w (2 D); rstd (R,)
+    "rms_norm_forward": lambda a: (4 * a["R"] * a["D"], FLOAT * (
+        2 * a["R"] * a["D"] + a["D"] + a["R"])),
+    # per value: the dot (3), grad_x (4), the weight's partial sum (3);
+    # reads g, x; writes grad_x and one (D,) partial per block of rows
+    "rms_norm_backward": lambda a: (10 * a["R"] * a["D"], FLOAT * (
+        3 * a["R"] * a["D"] + a["D"] + a["R"]
+        + -(-a["R"] // a["rows"]) * a["D"])),
+    "rms_norm_backward_weight": lambda a: (a["blocks"] * a["D"], FLOAT * (
+        a["blocks"] + 1) * a["D"]),
+    # a gather of rows: every value read once and written once
+    "permute_forward": lambda a: (0, 2 * FLOAT * _rows(a)),
+    "permute_backward": lambda a: (0, 2 * FLOAT * _rows(a)),
+    # 14 FLOPs per value (adamw.cl); reads p, g, m, v; writes p, m, v
+    "adamw_step": lambda a: (14 * a["n"], 7 * FLOAT * a["n"]),
+    # out (N, D) = table[ids]: N rows read and written, the ids read
+    "embedding_forward": lambda a: (0, FLOAT * (2 * a["N"] * a["D"] + a["N"])),
+    # grad_table[ids[n]] += grad_out[n]: 1 add per value; read g, read and
+    # write the table row
+    "embedding_backward": lambda a: (a["N"] * a["D"], FLOAT * (
+        3 * a["N"] * a["D"] + a["N"])),
+    # a pair (x0, x1) turned by (cos, sin): 4 mul + 2 add; table (S, pairs, 2)
+    "rope_forward": lambda a: (6 * a["rows"] * a["pairs"], FLOAT * 2 * a[
+        "pairs"] * (2 * a["rows"] + a["S"])),
+    "rope_backward": lambda a: (6 * a["rows"] * a["pairs"], FLOAT * 2 * a[
+        "pairs"] * (2 * a["rows"] + a["S"])),
+    "sum_squares_partial": lambda a: (2 * a["n"], FLOAT * (a["n"] + a["parts"])),
+    "sum_partial": lambda a: (a["n"], FLOAT * (a["n"] + a["parts"])),
+    "sum_final": lambda a: (a["parts"], FLOAT * (a["parts"] + 1)),
+    # the bandwidth measurement itself (fma_loop's FLOPs depend on its build
+    # option VW, which no size argument tells: peak_flops counts them)
+    "copy": lambda a: (0, 2 * FLOAT * a["n"]),
+}
+
+
+def work(kernel, sizes):
+    """(FLOPs, bytes) of one launch of ``kernel`` with these size arguments
+    (a dict by parameter name); None for a kernel ``WORK`` does not count."""
+    count = WORK.get(kernel)
+    return None if count is None else tuple(int(v) for v in count(sizes))
+
+
+# --- where a step's time goes ---------------------------------------------------
+KernelTime = namedtuple("KernelTime", "name launches flops bytes seconds")
+KernelTime.__doc__ = """One kernel's share of a step: its launches, their
+FLOPs and bytes summed (None when ``WORK`` does not count the kernel), and
+their device time in seconds."""
+
+
+@functools.cache
+def signatures():
+    """Every kernel's parameters, from every kernels/*.cl: name -> [Param]
+    (read once)."""
+    found = {}
+    for path in sorted(kernel_dir().glob("*.cl")):
+        found.update(parse_signatures(kernel_source(path.stem)))
+    return found
+
+
+def profile(queue, step, steps=3):
+    """Run ``step()`` once to build and allocate, then ``steps`` more times,
+    recording every kernel launched on ``queue`` (a ``profiling_queue``);
+    a list of KernelTime, the most time first.
+
+    Each launch's time is the shortest over the steps (every step launches
+    the same sequence; load on a shared machine only adds time). The
+    launches are seen by wrapping pyopencl's ``Kernel.__call__`` for the
+    duration, which is how ``bench/train_step.py --profile`` sees them too.
+    """
+    if not queue.properties & cl.command_queue_properties.PROFILING_ENABLE:
+        raise ValueError("profile needs a queue made by profiling_queue(queue)")
+    params = signatures()
+    seen = []
+    kernel_call = cl.Kernel.__call__
+
+    def recorded(kernel, on_queue, global_size, local_size, *args, **kw):
+        event = kernel_call(kernel, on_queue, global_size, local_size, *args,
+                            **kw)
+        if on_queue == queue:
+            seen.append((kernel.function_name, args, event))
+        return event
+
+    step()
+    queue.finish()
+    cl.Kernel.__call__ = recorded
+    try:
+        for _ in range(steps):
+            step()
+        queue.finish()
+    finally:
+        cl.Kernel.__call__ = kernel_call
+    if not seen or len(seen) % steps:
+        raise RuntimeError(f"the {steps} steps launched {len(seen)} kernels on "
+                           "the queue: not the same sequence every step")
+    n = len(seen) // steps
+    names = [s[0] for s in seen]
+    if names != names[:n] * steps:
+        raise RuntimeError("the steps launched different kernel sequences")
+    per = {}
+    for i, (name, args, _) in enumerate(seen[:n]):
+        t = min(_seconds(seen[i + s * n][2]) for s in range(steps))
+        sizes = {p.name: np.asarray(v).item()   # numpy -> Python numbers
+                 for p, v in zip(params[name], args) if p.kind == "scalar"}
+        counts = work(name, sizes)
+        launches, flops, nbytes, total = per.get(name, (0, 0, 0, 0.0))
+        if counts is None or flops is None:
+            flops = nbytes = None
+        else:
+            flops, nbytes = flops + counts[0], nbytes + counts[1]
+        per[name] = (launches + 1, flops, nbytes, total + t)
+    found = [KernelTime(name, *v) for name, v in per.items()]
+    return sorted(found, key=lambda k: -k.seconds)
+
