@@ -27,11 +27,11 @@ value read twice from L1), and re-reading a tile makes it move more.
 >>> counts = work("matmul_tiled",
 ...               dict(batch=1, M=2048, N=352, K=128, b_bs=0))
 >>> counts                       # 2 M N K FLOPs; 4 (M K + K N + M N) bytes
-(184549376, 4213248)
+(184549376, 4112384)
 >>> round(counts[0] / counts[1], 1)   # the intensity, FLOPs per byte
-43.8
+44.9
 >>> roof = Roof(flops=100e9, bandwidth=20e9)    # P 100 GFLOP/s, B 20 GB/s
->>> roof.ridge, roof.attainable(1.0), roof.attainable(43.8)
+>>> roof.ridge, roof.attainable(1.0), roof.attainable(44.9)
 (5.0, 20000000000.0, 100000000000.0)
 """
 
