@@ -110,12 +110,14 @@ def fma_work_items(queue):
     return device.max_compute_units * per_unit * LOCAL_1D[0]
 
 
-def peak_flops(queue, seconds=0.05, repeats=3, widths=WIDTHS):
+def peak_flops(queue, seconds=0.01, repeats=10, widths=WIDTHS):
     """The device's arithmetic peak in FLOP/s, as fma_loop measures it:
     (FLOP/s, the vector width that reached it).
 
     For each vector width, the number of iterations doubles until one launch
-    takes ``seconds``, then the best of ``repeats`` launches gives the rate.
+    takes ``seconds``, then the best of ``repeats`` launches gives the rate
+    (short launches, many of them: on a busy machine one of them is likely
+    to find the cores free).
     The fastest width wins: which one fills the vector registers best is the
     device's business, and timing decides (as core/tune.py does for matmul).
     """
