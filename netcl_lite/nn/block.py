@@ -38,13 +38,16 @@ class DecoderBlock(Module):
         self.ffn_norm = RMSNorm(queue, dim, eps)
         self.ffn = SwiGLU(queue, dim, hidden_dim, seed=seed + 1)
 
-    def forward(self, x, offset=None, cache=None):
+    def forward(self, x, offset=None, cache=None, head_mask=None):
         """x (B, S, D) at positions offset.. -> (B, S, D); cache: a LayerCache.
 
-        offset defaults to the cache's length (0 without a cache)."""
+        offset defaults to the cache's length (0 without a cache);
+        head_mask: H floats for the attention's heads (``RotaryAttention``)."""
         x = as_node(x)
         offset = self.attn.position(offset, cache)
         self.attn.check_input(x, offset)  # shapes and positions, before any kernel
-        a = self.attn(self.attn_norm(x), offset=offset, cache=cache)
+        mask = self.attn.head_weights(head_mask)
+        a = self.attn(self.attn_norm(x), offset=offset, cache=cache,
+                      head_mask=mask)
         h = F.add(x, a)                                # (B, S, D) residual
         return F.add(h, self.ffn(self.ffn_norm(h)))    # (B, S, D) residual
