@@ -48,7 +48,7 @@ import netcl_lite.functional as F
 from netcl_lite.autograd import Node, as_node
 from netcl_lite.core.tensor import Tensor
 from netcl_lite.core.validate import same_queue
-from netcl_lite.functional.flash_attention import score_scale
+from netcl_lite.functional.flash_attention import check_window, score_scale
 from netcl_lite.nn.module import Module, normal_init, parameter
 
 
@@ -60,7 +60,7 @@ def _positive(**sizes):
 
 class MultiHeadAttention(Module):
     def __init__(self, queue, dim, n_heads, causal=True, seed=0, n_kv_heads=None,
-                 scale=None):
+                 scale=None, window=None):
         n_kv_heads = n_heads if n_kv_heads is None else n_kv_heads
         _positive(dim=dim, n_heads=n_heads, n_kv_heads=n_kv_heads)
         if dim % n_heads:
@@ -79,6 +79,10 @@ class MultiHeadAttention(Module):
         self.scale = scale
         if scale is not None:
             score_scale(self.head_dim, scale, type(self).__name__)  # checks it
+        # sliding-window attention: each query sees its last `window` keys,
+        # itself included (None: all of them; F.scaled_dot_product_attention)
+        self.window = window
+        check_window(window, causal, 1, type(self).__name__)        # checks it
         hd, kv = self.head_dim, n_kv_heads * self.head_dim
         rng = np.random.default_rng(seed)  # one stream, drawn in a fixed order
         self.wq = parameter(queue, normal_init(rng, dim, (dim, n_heads * hd)), "wq")
@@ -139,8 +143,8 @@ class MultiHeadAttention(Module):
         self.check_input(x)
         q, k, _ = self.project(x)
         k = F.repeat_kv(k, self.n_heads // self.n_kv_heads)  # (B, H, S, d_k)
-        return F.attention_weights(q, k, causal=self.causal,
-                                   scale=self.scale)              # (B, H, S, S)
+        return F.attention_weights(q, k, causal=self.causal, scale=self.scale,
+                                   window=self.window)            # (B, H, S, S)
 
     def head_weights(self, head_mask, what="head_mask"):
         """``head_mask`` as a (H,) node, checked before any kernel; None stays
@@ -213,7 +217,8 @@ class MultiHeadAttention(Module):
         # The op picks the kernel, a decoding step's few rows included (the
         # table in F.scaled_dot_product_attention's docstring)
         o = F.scaled_dot_product_attention(q, k, v, causal=self.causal,
-                                           scale=self.scale)  # (B, H, S, d_k)
+                                           scale=self.scale,
+                                           window=self.window)  # (B, H, S, d_k)
         o = F.transpose(o, 1, 2)                         # (B, S, H, d_k)
         o = F.reshape(o, (B, S, H * self.head_dim))      # (B, S, D)
         if mask is not None:

@@ -65,6 +65,7 @@ class DecoderConfig:
     attn_scale: float = 0.0      # 0: 1/sqrt(head_dim) on the scores
     norm_eps: float = 1e-6
     seed: int = 0
+    window: int = 0              # > 0: sliding-window attention; 0: none
 
     def __post_init__(self):
         for f in dataclasses.fields(self):
@@ -87,6 +88,9 @@ class DecoderConfig:
                 f"DecoderConfig: rope_scale and attn_scale must be >= 0, got "
                 f"{self.rope_scale} and {self.attn_scale}"
             )
+        if self.window < 0:
+            raise ValueError(f"DecoderConfig: window must be >= 0 (0: none), "
+                             f"got {self.window}")
         if self.hidden_dim < 0:
             raise ValueError(f"DecoderConfig: hidden_dim must be >= 0, got "
                              f"{self.hidden_dim}")
@@ -149,7 +153,8 @@ class DecoderLM(Module):
             DecoderBlock(queue, c.dim, c.n_heads, c.n_kv_heads, c.max_seq_len,
                          c.hidden_dim, base=c.rope_base, eps=c.norm_eps,
                          seed=int(seeds[1 + i]), rope_scale=c.rope_scale,
-                         attn_scale=c.attn_scale or None)
+                         attn_scale=c.attn_scale or None,
+                         window=c.window or None)
             for i in range(c.n_layers)
         ]
         self.norm = RMSNorm(queue, c.dim, c.norm_eps)
