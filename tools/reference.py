@@ -166,8 +166,8 @@ def is_method(owner, member):
 
 def aliases(found):
     """{how the chapters write a name: its full name}. A package's exported
-    classes and functions go by their bare names (``DecoderLM``,
-    ``cosine_lr``), except the ops, which the chapters write ``F.add``; in a
+    names go by their bare names (``DecoderLM``, ``cosine_lr``,
+    ``GPT4_SPLIT_PATTERN``), except the ops, which the chapters write ``F.add``; in a
     module without ``__all__`` only the classes do (``Tensor``); so does a
     method whose name only one class has."""
     out = {}
@@ -176,8 +176,7 @@ def aliases(found):
         for _, names in public_names(package, modules):
             for where, name in names:
                 obj = getattr(importlib.import_module(where), name)
-                if page == "functional" or not (
-                        inspect.isclass(obj) or (exported and callable(obj))):
+                if page == "functional" or not (exported or inspect.isclass(obj)):
                     continue
                 out.setdefault(name, f"{where}.{name}")
     # a method with a name of its own (``encode_dialog``, not ``save``): the
