@@ -220,10 +220,14 @@ def source_path(module):
 
 def package_page(package_name, modules, section):
     heading, body = section
-    out = [f"# {heading}", "", shift_headings(body), "",
-           rst_block(f".. automodule:: {package_name}\n   :no-index:\n"), ""]
+    # docs/api.md's opening words, the package's docstring, then the rest
+    # of its section (``### Where from_pretrained finds its files``)
+    opening, sub, rest = shift_headings(body).partition("\n## ")
+    out = [f"# {heading}", "", opening.strip("\n"), "",
+           rst_block(f".. automodule:: {package_name}\n   :no-index:\n"), "",
+           (sub + rest).strip("\n"), ""]
     for module, names in public_names(package_name, modules):
-        out += [f"## {source_path(module)}", ""]
+        out += [f"## `{source_path(module)}`", ""]
         blocks = [f".. automodule:: {module.__name__}\n   :no-index:\n"]
         if module.__name__ == package_name:
             blocks = []  # its docstring opens the page
