@@ -33,7 +33,13 @@ copyright = "the Tokens & Attention authors, MIT license"
 # the tree whose chapters, kernels and references.bib are built (--root)
 COURSE_ROOT = pathlib.Path(os.environ.get("COURSE_ROOT", ROOT))
 
-extensions = ["myst_nb", "sphinx-mathjax-offline", "sphinxcontrib.bibtex"]
+# The reference (tools/reference.py): autodoc imports the library of this
+# tree, which touches no OpenCL device on import; viewcode gives each entry
+# a link to its highlighted source.
+sys.path[:0] = [str(ROOT), str(ROOT / "tools")]
+
+extensions = ["myst_nb", "sphinx-mathjax-offline", "sphinxcontrib.bibtex",
+              "sphinx.ext.autodoc", "sphinx.ext.viewcode", "reference"]
 exclude_patterns = ["_notebooks/**", "_repo/**", "**/.ipynb_checkpoints"]
 root_doc = "index"
 
@@ -48,6 +54,13 @@ nb_ipywidgets_js = {}
 nb_mime_priority_overrides = [
     ("html", "application/vnd.jupyter.widget-view+json", None),
 ]
+autoclass_content = "both"  # the class's docstring, then __init__'s
+autodoc_member_order = "bysource"
+autodoc_preserve_defaults = True  # GPT4_SPLIT_PATTERN, not its 100 characters
+add_module_names = False  # softmax(x, causal=False), under its package's title
+python_display_short_literal_types = True
+# `name` in a docstring: a link to that entry where there is one, else code
+default_role = "py:obj"
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
 myst_heading_anchors = 3
 myst_dmath_double_inline = True  # "text: $$x$$" in a paragraph, as Jupyter shows it

@@ -39,6 +39,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 SITE = ROOT / "site"
 sys.path.insert(0, str(ROOT / "tools"))
 from plain_text import figure_alt, first_comment, plain_heading, tex_to_text  # noqa: E402,F401
+import reference  # noqa: E402  (the API reference: tools/reference.py)
 
 BENCH_START, BENCH_END = "<!-- bench:start -->", "<!-- bench:end -->"
 GOALS = re.compile(r"^(#{2,6})\s+Learning goals\b.*$", re.I | re.M)
@@ -129,7 +130,8 @@ def site_notebook(path, root, found):
         if cell.cell_type == "code":
             give_alt_text(cell, path.name)
         elif cell.cell_type == "markdown":
-            cell.source = rewrite_links(cell.source, root, found, page=path.stem)
+            cell.source = found["names"](
+                rewrite_links(cell.source, root, found, page=path.stem))
             m = None if placed else re.search(r"^#[ \t].*$", cell.source, re.M)
             if m:
                 tail = cell.source[m.end():].lstrip("\n")
@@ -301,7 +303,8 @@ def assemble(root, src):
     """Write every source file under src (only those that changed, so that
     Sphinx rereads only those); delete what is no longer there. Return the
     chapters."""
-    found = {"sources": set(), "cited": {}}
+    # names: inline code naming a documented object -> a link to its entry
+    found = {"sources": set(), "cited": {}, "names": reference.Linker()}
     wanted, chapters = {}, []
     for path in chapter_notebooks(root):
         chapters.append((path, nbformat.read(path, as_version=4)))
@@ -313,6 +316,7 @@ def assemble(root, src):
         wanted["chapters/notation.md"] = rewrite_links(
             notation.read_text(encoding="utf-8"), root, found, page="notation")
     wanted["index.md"] = index_page(root, chapters, found)  # adds sources
+    wanted.update(reference.site_pages(root, found["names"]))
     check_citations(root, found["cited"])
     for rel in found["sources"]:
         wanted[f"_repo/{rel}"] = (root / rel).read_bytes()
@@ -356,7 +360,8 @@ def inputs_digest(root):
              *sorted((root / "figures").glob("*")),
              *sorted((root / "kernels").glob("*.cl")),
              *sorted(p for p in SITE.rglob("*") if p.is_file()),
-             pathlib.Path(__file__).resolve(), ROOT / "tools" / "plain_text.py"]
+             pathlib.Path(__file__).resolve(), ROOT / "tools" / "plain_text.py",
+             *reference.inputs()]
     for f in files:
         if f.is_file():
             h.update(str(f).encode() + b"\0" + f.read_bytes() + b"\0")

@@ -102,3 +102,33 @@ def test_pdf_has_figures_math_code_and_outputs(pdf_pages, site_chapters):
     assert "import numpy as np" in text  # code cells
     assert "sigma at d_k = 128: 11.31" in text  # a stored output (chapter 03)
     assert len(reader.pages) > 10 * len(site_chapters) // 2
+
+
+def test_pdf_holds_the_reference_and_the_concept_pages(pdf_pages):
+    """The reference comes after the chapters, with its entries' signatures
+    and worked examples; the two concept pages are in the appendix."""
+    reader, pages = pdf_pages
+    text = _squash("\n".join(pages))
+    last_chapter = text.rfind(_squash("Appendix: tokenizer engineering"))
+    for title in ("Text API Reference: tokenizer training, regex splitting, "
+                  "and chat templating",
+                  "Concepts: Transformer: decoder blocks, SwiGLU feed-forward "
+                  "networks, and KV-cache",
+                  "The netcl_lite API", "Text: netcl_lite.text",
+                  "Ops: netcl_lite.functional", "Device and tensors: netcl_lite.core"):
+        assert text.rfind(_squash(title)) > last_chapter > 0, title
+    for signature in ("train_from_iterator(texts,", "scaled_dot_product_attention(q,k,v,",
+                      "cosine_lr(step,", "player(draw,"):
+        assert signature in text, signature
+    # a worked example of a docstring, as a doctest
+    assert _squash(">>> tok.train_from_iterator([") in text
+
+    def titles(items):
+        for item in items:
+            if isinstance(item, list):
+                yield from titles(item)
+            else:
+                yield item.title
+
+    marks = [_squash(t) for t in titles(reader.outline)]
+    assert any("netcl_lite.text" in m for m in marks), marks[-20:]
