@@ -33,6 +33,8 @@ from netcl_lite.core.validate import check_tensors, same_queue
 
 # Each thread has its own stack of open tapes; ops record on the innermost one
 # of the thread that runs them.
+__all__ = ["Node", "Tape", "as_node", "is_recording", "nodes", "record", "tensor"]
+
 _local = threading.local()
 
 

@@ -37,7 +37,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 # package has no __all__), in the order the chapters meet them
 PACKAGES = [
     ("core", "netcl_lite.core", ["device", "icd", "tensor", "pool", "program",
-                                 "signature", "validate", "tensor_ops", "tune"]),
+                                 "signature", "validate", "tensor_ops", "tune",
+                                 "roofline"]),
     ("autograd", "netcl_lite.autograd", []),
     ("functional", "netcl_lite.functional", []),
     ("nn", "netcl_lite.nn", []),
