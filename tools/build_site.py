@@ -39,6 +39,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 SITE = ROOT / "site"
 sys.path.insert(0, str(ROOT / "tools"))
 from plain_text import figure_alt, first_comment, plain_heading, tex_to_text  # noqa: E402,F401
+import live_figures  # noqa: E402
 
 BENCH_START, BENCH_END = "<!-- bench:start -->", "<!-- bench:end -->"
 GOALS = re.compile(r"^(#{2,6})\s+Learning goals\b.*$", re.I | re.M)
@@ -124,6 +125,8 @@ def site_notebook(path, root, found):
     # The saved state of live widgets is only of use to a running kernel; the
     # site shows the interactive figures' HTML players instead.
     nb.metadata.pop("widgets", None)
+    # cells tagged live-NAME show a figure that computes in the page
+    live_figures.place(nb, found.get("live", ()), path.name)
     block, placed = download_block(path.name), False
     for cell in nb.cells:
         if cell.cell_type == "code":
@@ -297,11 +300,11 @@ def check_citations(root, cited):
         raise SystemExit(f"citations not in {BIB}: " + ", ".join(missing))
 
 
-def assemble(root, src):
+def assemble(root, src, live=()):
     """Write every source file under src (only those that changed, so that
     Sphinx rereads only those); delete what is no longer there. Return the
-    chapters."""
-    found = {"sources": set(), "cited": {}}
+    chapters. ``live`` names the live figures that can be shown."""
+    found = {"sources": set(), "cited": {}, "live": set(live)}
     wanted, chapters = {}, []
     for path in chapter_notebooks(root):
         chapters.append((path, nbformat.read(path, as_version=4)))
@@ -356,7 +359,8 @@ def inputs_digest(root):
              *sorted((root / "figures").glob("*")),
              *sorted((root / "kernels").glob("*.cl")),
              *sorted(p for p in SITE.rglob("*") if p.is_file()),
-             pathlib.Path(__file__).resolve(), ROOT / "tools" / "plain_text.py"]
+             pathlib.Path(__file__).resolve(), ROOT / "tools" / "plain_text.py",
+             *live_figures.inputs()]
     for f in files:
         if f.is_file():
             h.update(str(f).encode() + b"\0" + f.read_bytes() + b"\0")
@@ -396,12 +400,14 @@ def build(root=ROOT, build_dir=None, force=False, quiet=False):
             return html / "index.html"
         start = time.perf_counter()
         stamp.unlink(missing_ok=True)
-        chapters = assemble(root, build_dir / "site_src")
+        live = live_figures.prepare(root, build_dir)
+        chapters = assemble(root, build_dir / "site_src", live)
         log(f"{len(chapters)} chapter notebook(s); running Sphinx")
         if html.exists() and stale_pages(html, build_dir / "site_src"):
             shutil.rmtree(html)  # start afresh: no page of a deleted source
         warnings = sphinx("html", root, build_dir, html, build_dir / "doctrees",
                           force=force)
+        live_figures.install(build_dir, html)
         count = sum(1 for line in warnings.read_text().splitlines()
                     if "WARNING" in line or "ERROR" in line)
         if count and not quiet:
