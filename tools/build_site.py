@@ -40,6 +40,7 @@ SITE = ROOT / "site"
 sys.path.insert(0, str(ROOT / "tools"))
 from plain_text import figure_alt, first_comment, plain_heading, tex_to_text  # noqa: E402,F401
 import live_figures  # noqa: E402
+import live_model  # noqa: E402
 
 BENCH_START, BENCH_END = "<!-- bench:start -->", "<!-- bench:end -->"
 GOALS = re.compile(r"^(#{2,6})\s+Learning goals\b.*$", re.I | re.M)
@@ -360,7 +361,7 @@ def inputs_digest(root):
              *sorted((root / "kernels").glob("*.cl")),
              *sorted(p for p in SITE.rglob("*") if p.is_file()),
              pathlib.Path(__file__).resolve(), ROOT / "tools" / "plain_text.py",
-             *live_figures.inputs()]
+             *live_figures.inputs(), *live_model.inputs()]
     for f in files:
         if f.is_file():
             h.update(str(f).encode() + b"\0" + f.read_bytes() + b"\0")
@@ -401,6 +402,7 @@ def build(root=ROOT, build_dir=None, force=False, quiet=False):
         start = time.perf_counter()
         stamp.unlink(missing_ok=True)
         live = live_figures.prepare(root, build_dir)
+        live = live_model.prepare(root, build_dir, live)  # chapter 09's model
         chapters = assemble(root, build_dir / "site_src", live)
         log(f"{len(chapters)} chapter notebook(s); running Sphinx")
         if html.exists() and stale_pages(html, build_dir / "site_src"):
@@ -408,6 +410,7 @@ def build(root=ROOT, build_dir=None, force=False, quiet=False):
         warnings = sphinx("html", root, build_dir, html, build_dir / "doctrees",
                           force=force)
         live_figures.install(build_dir, html)
+        live_model.install(build_dir, html)
         count = sum(1 for line in warnings.read_text().splitlines()
                     if "WARNING" in line or "ERROR" in line)
         if count and not quiet:
