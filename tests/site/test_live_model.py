@@ -33,6 +33,11 @@ from netcl_lite.core.tensor import Tensor
 from netcl_lite.nn import DecoderConfig, DecoderLM
 from netcl_lite.text import BPETokenizer
 
+# The site shows the model only where onnx read its config (tools/live_model.py),
+# and the weights the test compares with come from the same file.
+onnx = pytest.importorskip("onnx", reason="onnx (the dev extra) reads "
+                           "figures/09_model.onnx")
+
 REPO = pathlib.Path(__file__).resolve().parents[2]
 ROOT = pathlib.Path(os.environ.get("COURSE_SITE_ROOT", REPO)).resolve()
 PAGE = "chapters/09_train_a_decoder.html"
@@ -60,16 +65,13 @@ def random_text(rng, n):
 @pytest.fixture(scope="module")
 def trained():
     """DecoderLM on the weights the page runs, and the chapter's tokenizer."""
-    onnx = pytest.importorskip("onnx", reason="onnx (the dev extra) reads "
-                               "the weights of figures/09_model.onnx")
-    from onnx import numpy_helper
-
     proto = onnx.load(str(ROOT / "figures" / "09_model.onnx"))
     meta = {p.key: p.value for p in proto.metadata_props}
     config = DecoderConfig.from_dict(json.loads(meta["netcl_lite.config"]))
     queue = manager.default("auto").queue
     model = DecoderLM(queue, config)
-    stored = {t.name: numpy_helper.to_array(t) for t in proto.graph.initializer}
+    stored = {t.name: onnx.numpy_helper.to_array(t)
+              for t in proto.graph.initializer}
     for name, p in model.named_parameters():
         p.value = Tensor.from_host(queue, stored[name])
     tok = BPETokenizer.load(ROOT / "figures" / "09_shakespeare.bpe")
