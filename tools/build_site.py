@@ -6,7 +6,9 @@
    from site/index.template.md, the chapters' "Learning goals" sections and
    the README's benchmark table (between ``<!-- bench:start -->`` and
    ``<!-- bench:end -->``); an appendix listing every kernels/*.cl; the
-   bibliography page (site/bibliography.md).
+   bibliography page (site/bibliography.md). A cell tagged ``live-NAME``
+   shows a figure that computes in the page (tools/live_figures.py, whose
+   files go to _static/live).
 2. Runs Sphinx (configuration in site/: myst-nb, furo, sphinxcontrib-bibtex
    for references.bib, MathJax 3 from sphinx-mathjax-offline) into
    _build/html.

@@ -65,22 +65,19 @@
       return out;
     },
     view: function (box, r) {
-      const rows = r.m.map(function (m, t) {
-        return [r.keys[t][0], r.keys[t][1], m, r.alpha[t], r.r[t], r.out[t]];
-      });
+      const rows = r.m.map(function (m, t) { return [m, r.alpha[t], r.r[t], r.out[t]]; });
       const t = Live.table(rows, {caption: "after each tile (" + r.tile + " keys per tile)",
-                                  rows: r.m.map(function (_, i) { return "tile " + (i + 1); }),
-                                  cols: ["first key", "last key", "running max m",
-                                         "rescale e^(m_old − m)", "r", "output a / r"],
-                                  digits: 4});
-      for (const tr of t.querySelectorAll("tbody tr")) {
-        for (const td of Array.from(tr.children).slice(1, 3)) {
-          td.textContent = String(Number(td.textContent.replace("−", "-")));
-        }
-      }
-      box.append(t, el("p", {class: "live-strong",
-                             text: "exact softmax output: " + Live.fmt(r.exact, 6) +
-                               "; after the last tile: " + Live.fmt(r.out[r.out.length - 1], 6)}));
+                                  rows: r.keys.map(function (k) {
+                                    return "keys " + k[0] + (k[1] > k[0] ? "–" + k[1] : "");
+                                  }),
+                                  cols: ["max m", "rescale", "r", "a / r"], digits: 4});
+      box.append(t,
+        el("p", {class: "live-hint", text: "m: the largest score so far; rescale: " +
+                 "e^(m_old − m), the factor the old r and a are multiplied by; " +
+                 "r: the sum of e^(s_j − m) over the keys seen; a / r: the output so far."}),
+        el("p", {class: "live-strong",
+                 text: "exact softmax output: " + Live.fmt(r.exact, 6) +
+                   "; after the last tile: " + Live.fmt(r.out[r.out.length - 1], 6)}));
     },
   });
 })();

@@ -83,13 +83,15 @@
       const text = [
         "pair " + i + ": θ = " + f(r.theta[i], 4) + " rad per token, so q turns by " +
           f(angle(r.m), 3) + " rad and k by " + f(angle(r.n), 3) + " rad",
-        "score q(m)·k(n) = " + f(r.score, 6) + "   score with q at 0 and k at n − m = " +
-          f(r.score_at_origin, 6) + "   (difference " + f(r.score - r.score_at_origin, 2) + ")"];
+        "score q(m)·k(n) = " + f(r.score, 6),
+        "score with q at 0 and k at n − m = " + f(r.score_at_origin, 6) +
+          " (difference " + f(r.score - r.score_at_origin, 2) + ")"];
       const head = [0, 1, 2, 3, 2 * i, 2 * i + 1].filter(function (x, j, a) { return a.indexOf(x) === j; });
       box.append(el("div", {class: "live-panels"}, [
         arrows(r),
         el("div", {}, [
           el("p", {text: text[0]}), el("p", {class: "live-strong", text: text[1]}),
+          el("p", {class: "live-strong", text: text[2]}),
           Live.table([head.map(function (t) { return r.q[t]; }), head.map(function (t) { return r.q_rot[t]; }),
                       head.map(function (t) { return r.k[t]; }), head.map(function (t) { return r.k_rot[t]; })],
                      {caption: "some of the 64 entries", rows: ["q", "q at m", "k", "k at n"],

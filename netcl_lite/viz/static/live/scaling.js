@@ -5,7 +5,8 @@
 // divided by sqrt(d_k), variance 1. Softmax saturation: the first 16 scores
 // as one query's logits over 16 keys, with and without the scale.
 // Output JSON: variance and variance_scaled (population variances), mean,
-// top_weight and top_weight_scaled, and the two histograms.
+// top_weight and top_weight_scaled, and the two histograms (41 bins over
+// +-4 sqrt(d_k), both).
 (function () {
   "use strict";
   const el = Live.el;
@@ -28,8 +29,8 @@
     return e.map(function (x) { return x / s; });
   }
 
-  function bars(counts, color, label) {
-    const W = 300, H = 110, top = Math.max.apply(null, counts) || 1;
+  function bars(counts, color, label, ceiling) {
+    const W = 300, H = 110, top = ceiling || Math.max.apply(null, counts) || 1;
     const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
     svg.setAttribute("viewBox", "0 0 " + W + " " + (H + 16));
     svg.setAttribute("class", "live-svg");
@@ -58,7 +59,7 @@
                                             max: "20000", step: "1", value: "4000"}),
                    "16 to 20,000"),
         Live.field("seed", el("input", {name: "seed", type: "number", min: "0",
-                                         step: "1", value: "3"})));
+                                         step: "1", value: "3"}), "any whole number"));
     },
     compute: function (values) {
       const d = Live.integer(values, "d_k", 1, 1024);
@@ -90,7 +91,8 @@
               top_weight: Math.max.apply(null, p),
               top_weight_scaled: Math.max.apply(null, pScaled),
               range: half, histogram: histogram(s, half),
-              histogram_scaled: histogram(Array.from(s, function (x) { return c * x; }), 4)};
+              // on the same axis, so the scaled scores look as narrow as they are
+              histogram_scaled: histogram(Array.from(s, function (x) { return c * x; }), half)};
     },
     view: function (box, r) {
       const f = Live.fmt;
@@ -101,14 +103,14 @@
                             f(r.variance, 2) + " (d_k = " + r.d_k + ")"})]),
         el("figure", {class: "live-plot"}, [
           bars(r.histogram_scaled, "#1f77b4", "histogram of q·k / √d_k"),
-          el("figcaption", {text: "q·k / √d_k over ±4: variance " +
+          el("figcaption", {text: "q·k / √d_k on the same axis: variance " +
                             f(r.variance_scaled, 3)})]),
         el("figure", {class: "live-plot"}, [
-          bars(r.weights, "#d62728", "softmax weights without the scale"),
+          bars(r.weights, "#d62728", "softmax weights without the scale", 1),
           el("figcaption", {text: "one query, 16 keys, no scale: top weight " +
                             f(r.top_weight, 3)})]),
         el("figure", {class: "live-plot"}, [
-          bars(r.weights_scaled, "#1f77b4", "softmax weights with the scale"),
+          bars(r.weights_scaled, "#1f77b4", "softmax weights with the scale", 1),
           el("figcaption", {text: "with 1/√d_k: top weight " + f(r.top_weight_scaled, 3)})]),
       ]));
     },
