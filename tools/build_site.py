@@ -6,7 +6,9 @@
    from site/index.template.md, the chapters' "Learning goals" sections and
    the README's benchmark table (between ``<!-- bench:start -->`` and
    ``<!-- bench:end -->``); an appendix listing every kernels/*.cl; the
-   bibliography page (site/bibliography.md).
+   bibliography page (site/bibliography.md). A cell tagged ``live-NAME``
+   shows a figure that computes in the page (tools/live_figures.py, whose
+   files go to _static/live).
 2. Runs Sphinx (configuration in site/: myst-nb, furo, sphinxcontrib-bibtex
    for references.bib, MathJax 3 from sphinx-mathjax-offline) into
    _build/html.
@@ -40,6 +42,8 @@ SITE = ROOT / "site"
 sys.path.insert(0, str(ROOT / "tools"))
 from plain_text import figure_alt, first_comment, plain_heading, tex_to_text  # noqa: E402,F401
 import reference  # noqa: E402  (the API reference: tools/reference.py)
+import live_figures  # noqa: E402
+import live_model  # noqa: E402
 
 BENCH_START, BENCH_END = "<!-- bench:start -->", "<!-- bench:end -->"
 GOALS = re.compile(r"^(#{2,6})\s+Learning goals\b.*$", re.I | re.M)
@@ -125,6 +129,8 @@ def site_notebook(path, root, found):
     # The saved state of live widgets is only of use to a running kernel; the
     # site shows the interactive figures' HTML players instead.
     nb.metadata.pop("widgets", None)
+    # cells tagged live-NAME show a figure that computes in the page
+    live_figures.place(nb, found.get("live", ()), path.name)
     block, placed = download_block(path.name), False
     for cell in nb.cells:
         if cell.cell_type == "code":
@@ -299,12 +305,13 @@ def check_citations(root, cited):
         raise SystemExit(f"citations not in {BIB}: " + ", ".join(missing))
 
 
-def assemble(root, src):
+def assemble(root, src, live=()):
     """Write every source file under src (only those that changed, so that
     Sphinx rereads only those); delete what is no longer there. Return the
-    chapters."""
+    chapters. ``live`` names the live figures that can be shown."""
     # names: inline code naming a documented object -> a link to its entry
-    found = {"sources": set(), "cited": {}, "names": reference.Linker()}
+    found = {"sources": set(), "cited": {}, "live": set(live),
+             "names": reference.Linker()}
     wanted, chapters = {}, []
     for path in chapter_notebooks(root):
         chapters.append((path, nbformat.read(path, as_version=4)))
@@ -361,7 +368,7 @@ def inputs_digest(root):
              *sorted((root / "kernels").glob("*.cl")),
              *sorted(p for p in SITE.rglob("*") if p.is_file()),
              pathlib.Path(__file__).resolve(), ROOT / "tools" / "plain_text.py",
-             *reference.inputs()]
+             *reference.inputs(), *live_figures.inputs(), *live_model.inputs()]
     for f in files:
         if f.is_file():
             h.update(str(f).encode() + b"\0" + f.read_bytes() + b"\0")
@@ -401,12 +408,16 @@ def build(root=ROOT, build_dir=None, force=False, quiet=False):
             return html / "index.html"
         start = time.perf_counter()
         stamp.unlink(missing_ok=True)
-        chapters = assemble(root, build_dir / "site_src")
+        live = live_figures.prepare(root, build_dir)
+        live = live_model.prepare(root, build_dir, live)  # chapter 09's model
+        chapters = assemble(root, build_dir / "site_src", live)
         log(f"{len(chapters)} chapter notebook(s); running Sphinx")
         if html.exists() and stale_pages(html, build_dir / "site_src"):
             shutil.rmtree(html)  # start afresh: no page of a deleted source
         warnings = sphinx("html", root, build_dir, html, build_dir / "doctrees",
                           force=force)
+        live_figures.install(build_dir, html)
+        live_model.install(build_dir, html)
         count = sum(1 for line in warnings.read_text().splitlines()
                     if "WARNING" in line or "ERROR" in line)
         if count and not quiet:

@@ -40,6 +40,7 @@ from netcl_lite.nn.embedding import Embedding
 from netcl_lite.nn.kv_cache import KVCache
 from netcl_lite.nn.linear import Linear
 from netcl_lite.nn.module import Module
+from netcl_lite.nn.onnx_export import export_onnx
 from netcl_lite.nn.norm import RMSNorm
 
 
@@ -159,6 +160,10 @@ class DecoderLM(Module):
         ]
         self.norm = RMSNorm(queue, c.dim, c.norm_eps)
         self.head = Linear(queue, c.dim, c.vocab_size, seed=int(seeds[-1]))
+
+    def export_onnx(self, path):
+        """The forward pass as an ONNX graph at path (nn/onnx_export.py)."""
+        return export_onnx(self, path)
 
     def num_parameters(self):
         return sum(math.prod(p.shape) for p in self.parameters())
