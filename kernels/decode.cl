@@ -48,7 +48,8 @@
 // row_rstd (rms_norm.cl's forward), rope_pair (rope.cl), silu (silu.cl and
 // swiglu.cl). The products and the attention are decode.cl's own: a row
 // times a matrix sums in other blocks than matmul.cl, and the online softmax
-// below is flash_attention_simple.cl's loop, on exp_poly and with no mask.
+// below is flash_attention_simple.cl's loop, on exp_poly and with no mask (a
+// window only moves the loop's start).
 
 #include "sigmoid.cl"     // silu, stable_sigmoid and exp_poly, builtin-free
 #include "rms_row.cl"     // row_rstd: 1 / rms of a row, in 8 lanes
@@ -151,13 +152,16 @@ __kernel void decode_qkv(__global const float *x, __global const int *rows,
 // through kv head h / (H / HKV). The online softmax of
 // flash_attention_simple.cl: m the largest score so far, l the sum of
 // exp(s_j - m), o (kept in the output row) the sum of exp(s_j - m) v_j.
+// window W > 0 (sliding-window attention): only the last W positions,
+// Sk - W .. Sk - 1; the older ones are never read. 0: all of them.
 //   q, o (B, H d_k); caches (B, HKV, T, d_k)
 __kernel void decode_attention(__global const float *q,
                                __global const float *k_cache,
                                __global const float *v_cache,
                                __global float *out, const int B, const int H,
                                const int HKV, const int dk, const int T,
-                               const int Sk, const float scale) {
+                               const int Sk, const float scale,
+                               const int window) {
     int bh = get_global_id(0);                       // b * H + h
     if (bh >= B * H) return;
     int b = bh / H, h = bh - b * H;
@@ -168,7 +172,8 @@ __kernel void decode_attention(__global const float *q,
     __global float *o = out + (long)bh * dk;         // (d_k,)
     float m = -INFINITY, l = 0.0f;
     for (int c = 0; c < dk; c++) o[c] = 0.0f;
-    for (int j = 0; j < Sk; j++) {
+    int first = window > 0 && Sk > window ? Sk - window : 0;
+    for (int j = first; j < Sk; j++) {
         __global const float *kj = kh + (long)j * dk;    // (d_k,)
         __global const float *vj = vh + (long)j * dk;    // (d_k,)
         float s = 0.0f;                              // q . k_j * scale

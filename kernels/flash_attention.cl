@@ -4,6 +4,11 @@
 // GQA: query head h reads kv head h / rep (no copies of k and v).
 // causal: query i sees key j iff j <= i + (Sk - Sq); a row that sees nothing
 // gives zeros (the composed path's rule, kernels/softmax.cl).
+// window W > 0 (sliding-window attention, causal only): query i sees only
+// p - W < j <= p, p = i + (Sk - Sq) its own position. A work-item starts at
+// the panel of the oldest key its first row sees and stops after the newest
+// its last row sees, so the blocks outside every row's window are never
+// read: the work per row is O(W), not O(Sk). window = 0: no window.
 //
 // The simple version is attention.py's composed ops (scores, scale, softmax,
 // matmul); it is the oracle here. This file computes the same thing the way
@@ -111,6 +116,20 @@ int visible_keys(int i, const int Sq, const int Sk, const int causal) {
     return n < 0 ? 0 : (n > Sk ? Sk : n);
 }
 
+// The first key query row i sees: 0 without a window, else the oldest key
+// inside it. Keys first_key(i) .. visible_keys(i) - 1 are row i's.
+int first_key(int i, const int Sq, const int Sk, const int window) {
+    int f = window > 0 ? i + (Sk - Sq) - window + 1 : 0;
+    return f > 0 ? f : 0;
+}
+
+// Scores outside row r's keys first .. n - 1 (both relative to the block)
+// become -inf: the mask's two edges, one row of a block.
+void mask_row(__private float *sr, const int first, const int n) {
+    for (int j = 0; j < BK && j < first; j++) sr[j] = -INFINITY;
+    for (int j = n < 0 ? 0 : n; j < BK; j++) sr[j] = -INFINITY;
+}
+
 // Copy rows r0 .. r0+5 of x (S, D), times c, into a (6, DMAX); zeros past S.
 void load_rows(__private float *a, __global const float *x, const int r0,
                const int S, const int D, const float c) {
@@ -169,7 +188,8 @@ __kernel void flash_attention_forward(__global const float *q,
                                       const int Sq, const int Sk,
                                       const int Sp, const int D, const int DV,
                                       const int DVP, const float c,
-                                      const int causal, const int rt) {
+                                      const int causal, const int rt,
+                                      const int window) {
     int t = get_global_id(0);
     int tiles = (Sq + rt * TR - 1) / (rt * TR);
     if (t >= BH * tiles) return;
@@ -194,19 +214,20 @@ __kernel void flash_attention_forward(__global const float *q,
     int last = i0 + rt * TR - 1 < Sq ? i0 + rt * TR - 1 : Sq - 1;
     int kend = visible_keys(last, Sq, Sk, causal);
     int kfull = visible_keys(i0, Sq, Sk, causal);   // every row sees these
-    for (int k0 = 0; k0 < kend; k0 += BK) {
+    // window: no row sees a key before kfirst's panel; all see from klow on
+    int kfirst = first_key(i0, Sq, Sk, window) / TC * TC;
+    int klow = first_key(last, Sq, Sk, window);
+    for (int k0 = kfirst; k0 < kend; k0 += BK) {
         int nj = kend - k0 < BK ? kend - k0 : BK;
         int npanels = (nj + TC - 1) / TC;
         for (int tt = 0; tt < rt; tt++)     // scores: (12, 64) = q (12, D) k^T
             for (int pnl = 0; pnl < npanels; pnl++)
                 tile_6x16(a + tt * TR * DMAX, ktp + (long)(k0 / TC + pnl) * D * TC,
                           D, s + tt * TR * BK + pnl * TC, BK);
-        if (k0 + BK > kfull) {              // the mask's edge: -inf past it
-            for (int r = 0; r < rt * TR; r++) {
-                int n = visible_keys(i0 + r, Sq, Sk, causal) - k0;
-                for (int j = n < 0 ? 0 : n; j < BK; j++) s[r * BK + j] = -INFINITY;
-            }
-        }
+        if (k0 + BK > kfull || k0 < klow)   // the mask's edges: -inf outside
+            for (int r = 0; r < rt * TR; r++)
+                mask_row(s + r * BK, first_key(i0 + r, Sq, Sk, window) - k0,
+                         visible_keys(i0 + r, Sq, Sk, causal) - k0);
         for (int r = 0; r < rt * TR; r++) { // online softmax, row by row
             __private float8 *sr = (__private float8 *)(s + r * BK);
             float8 mx = max_nan(sr[0], sr[1]), my = max_nan(sr[2], sr[3]);
@@ -264,7 +285,7 @@ __kernel void flash_attention_backward_dq(
         __global const float *lse2, __global float *dq, __global float *drow,
         const int BH, const int rep, const int Sq, const int Sk, const int Skp,
         const int D, const int DP, const int DV, const float c,
-        const float inv_sqrt_d, const int causal) {
+        const float inv_sqrt_d, const int causal, const int window) {
     int t = get_global_id(0);
     int tiles = (Sq + TR - 1) / TR;
     if (t >= BH * tiles) return;
@@ -297,7 +318,9 @@ __kernel void flash_attention_backward_dq(
     int last = i0 + TR - 1 < Sq ? i0 + TR - 1 : Sq - 1;
     int kend = visible_keys(last, Sq, Sk, causal);
     int kfull = visible_keys(i0, Sq, Sk, causal);
-    for (int k0 = 0; k0 < kend; k0 += BK) {
+    int kfirst = first_key(i0, Sq, Sk, window) / TC * TC;   // as the forward
+    int klow = first_key(last, Sq, Sk, window);
+    for (int k0 = kfirst; k0 < kend; k0 += BK) {
         int nj = kend - k0 < BK ? kend - k0 : BK;
         int npanels = (nj + TC - 1) / TC;
         for (int pnl = 0; pnl < npanels; pnl++) {
@@ -305,13 +328,10 @@ __kernel void flash_attention_backward_dq(
             tile_6x16(a, ktp + panel * D * TC, D, s + pnl * TC, BK);
             tile_6x16(g, vtp + panel * DV * TC, DV, dp + pnl * TC, BK);
         }
-        if (k0 + BK > kfull) {
-            for (int r = 0; r < TR; r++) {
-                int n = visible_keys(i0 + r, Sq, Sk, causal) - k0;
-                for (int j = n < 0 ? 0 : n; j < BK; j++)
-                    s[r * BK + j] = -INFINITY;
-            }
-        }
+        if (k0 + BK > kfull || k0 < klow)
+            for (int r = 0; r < TR; r++)
+                mask_row(s + r * BK, first_key(i0 + r, Sq, Sk, window) - k0,
+                         visible_keys(i0 + r, Sq, Sk, causal) - k0);
         for (int r = 0; r < TR; r++) {
             __private float8 *sr = (__private float8 *)(s + r * BK);
             __private float8 *dpr = (__private float8 *)(dp + r * BK);
@@ -340,7 +360,8 @@ __kernel void flash_attention_backward_dkv(
         __global float *dk, __global float *dv,
         const int BHKV, const int rep, const int Sq, const int Sk,
         const int Sqp, const int D, const int DP, const int DV, const int DVP,
-        const float c, const float inv_sqrt_d, const int causal) {
+        const float c, const float inv_sqrt_d, const int causal,
+        const int window) {
     int t = get_global_id(0);
     int tiles = (Sk + TR - 1) / TR;
     if (t >= BHKV * tiles) return;
@@ -365,12 +386,17 @@ __kernel void flash_attention_backward_dkv(
     int istart = causal ? j0 - off : 0;
     istart = istart < 0 ? 0 : (istart / TC) * TC;
     int ifull = causal ? jlast - off : 0;   // from here on every row is seen
+    // window: query i sees key j iff i + off - W < j, so no query from iend
+    // on sees any of the 6 keys, and from iwin on some miss key j0
+    int iend = window > 0 ? jlast - off + window : Sq;
+    iend = iend < Sq ? iend : Sq;
+    int iwin = window > 0 ? j0 - off + window : Sq + BK;
     for (int h = 0; h < rep; h++) {         // GQA: the query heads sharing kvh
         int bh = kvh * rep + h;
         __global const float *qtp = qt + (long)bh * Sqp * D;
         __global const float *gtp = gt + (long)bh * Sqp * DV;
-        for (int q0 = istart; q0 < Sq; q0 += BK) {
-            int ni = Sq - q0 < BK ? Sq - q0 : BK;
+        for (int q0 = istart; q0 < iend; q0 += BK) {
+            int ni = iend - q0 < BK ? iend - q0 : BK;
             int npanels = (ni + TC - 1) / TC;
             for (int pnl = 0; pnl < npanels; pnl++) {
                 long panel = q0 / TC + pnl;
@@ -382,10 +408,11 @@ __kernel void flash_attention_backward_dkv(
                 lcol[j] = x == -INFINITY ? INFINITY : x;
                 dcol[j] = j < ni ? drow[(long)bh * Sq + q0 + j] : 0.0f;
             }
-            if (q0 < ifull || j0 + TR > Sk) {   // the mask's edge
+            if (q0 < ifull || j0 + TR > Sk || q0 + BK > iwin) {  // the edges
                 for (int r = 0; r < TR; r++)
                     for (int j = 0; j < BK; j++)
-                        if (j0 + r >= Sk || (causal && j0 + r > q0 + j + off))
+                        if (j0 + r >= Sk || (causal && j0 + r > q0 + j + off) ||
+                                (window > 0 && j0 + r <= q0 + j + off - window))
                             s[r * BK + j] = -INFINITY;
             }
             __private const float8 *lc = (__private const float8 *)lcol;

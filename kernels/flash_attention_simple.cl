@@ -6,6 +6,10 @@
 // GQA: query head bh reads kv head bh / rep.
 // causal: query i sees key j iff j <= i + (Sk - Sq); a row that sees nothing
 // gives zeros (kernels/softmax.cl's rule).
+// window W > 0 (sliding-window attention; causal only): query i also sees
+// no key W or more before its own position p = i + (Sk - Sq), so it sees
+// p - W < j <= p; every loop below starts at that first key and skips the
+// rest. window = 0: no window.
 // scale = 1 / sqrt(D). Every work-item walks its keys in order, so the
 // results are the same bits on every run.
 // Sizes and indices are int; an offset that multiplies two of them is long
@@ -18,6 +22,12 @@ int last_visible(int i, const int Sq, const int Sk, const int causal) {
     return last < Sk - 1 ? last : Sk - 1;
 }
 
+// The first key query i may see: 0, or the oldest key inside its window.
+int first_visible(int i, const int Sq, const int Sk, const int window) {
+    int first = window > 0 ? i + (Sk - Sq) - window + 1 : 0;
+    return first > 0 ? first : 0;
+}
+
 // Forward, one work-item per query row (bh, i): the online softmax.
 //   m: the largest score so far; l: the sum of exp(s_j - m) so far;
 //   o: the sum of exp(s_j - m) v_j so far (kept in the output row itself).
@@ -28,7 +38,8 @@ __kernel void flash_attention_simple_forward(
         __global const float *q, __global const float *k,
         __global const float *v, __global float *out, __global float *lse,
         const int BH, const int rep, const int Sq, const int Sk,
-        const int D, const int DV, const float scale, const int causal) {
+        const int D, const int DV, const float scale, const int causal,
+        const int window) {
     int row = get_global_id(0);                  // bh * Sq + i
     if (row >= BH * Sq) return;
     int bh = row / Sq, i = row % Sq;
@@ -39,7 +50,7 @@ __kernel void flash_attention_simple_forward(
     int last = last_visible(i, Sq, Sk, causal);
     float m = -INFINITY, l = 0.0f;
     for (int c = 0; c < DV; c++) o[c] = 0.0f;
-    for (int j = 0; j <= last; j++) {
+    for (int j = first_visible(i, Sq, Sk, window); j <= last; j++) {
         float s = 0.0f;                          // s_j = q_i . k_j / sqrt(D)
         for (int c = 0; c < D; c++) s += qi[c] * kh[(long)j * D + c];
         s *= scale;
@@ -67,7 +78,8 @@ __kernel void flash_attention_simple_backward_dq(
         __global const float *grad_out, __global const float *lse,
         __global float *grad_q, __global float *delta,
         const int BH, const int rep, const int Sq, const int Sk,
-        const int D, const int DV, const float scale, const int causal) {
+        const int D, const int DV, const float scale, const int causal,
+        const int window) {
     int row = get_global_id(0);                  // bh * Sq + i
     if (row >= BH * Sq) return;
     int bh = row / Sq, i = row % Sq;
@@ -82,7 +94,7 @@ __kernel void flash_attention_simple_backward_dq(
     delta[row] = d_i;
     for (int c = 0; c < D; c++) dqi[c] = 0.0f;
     int last = last_visible(i, Sq, Sk, causal);
-    for (int j = 0; j <= last; j++) {
+    for (int j = first_visible(i, Sq, Sk, window); j <= last; j++) {
         float s = 0.0f, dp = 0.0f;
         for (int c = 0; c < D; c++) s += qi[c] * kh[(long)j * D + c];
         for (int c = 0; c < DV; c++) dp += doi[c] * vh[(long)j * DV + c];
@@ -100,7 +112,8 @@ __kernel void flash_attention_simple_backward_dkv(
         __global const float *lse, __global const float *delta,
         __global float *grad_k, __global float *grad_v,
         const int BHKV, const int rep, const int Sq, const int Sk,
-        const int D, const int DV, const float scale, const int causal) {
+        const int D, const int DV, const float scale, const int causal,
+        const int window) {
     int row = get_global_id(0);                  // bkv * Sk + j
     if (row >= BHKV * Sk) return;
     int bkv = row / Sk, j = row % Sk;
@@ -112,8 +125,10 @@ __kernel void flash_attention_simple_backward_dkv(
     for (int c = 0; c < DV; c++) dvj[c] = 0.0f;
     int first = causal ? j - (Sk - Sq) : 0;      // the first row that sees j
     if (first < 0) first = 0;
+    int stop = Sq;                               // past the last row that sees j
+    if (window > 0 && j - (Sk - Sq) + window < Sq) stop = j - (Sk - Sq) + window;
     for (int bh = bkv * rep; bh < (bkv + 1) * rep; bh++) {
-        for (int i = first; i < Sq; i++) {
+        for (int i = first; i < stop; i++) {
             int r = bh * Sq + i;
             __global const float *qi = q + (long)r * D;          // (D,)
             __global const float *doi = grad_out + (long)r * DV; // (DV,)

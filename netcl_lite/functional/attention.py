@@ -27,17 +27,35 @@ array([[1.   , 0.   , 0.   ],
 array([[10.  ,  1.  ],
        [18.04,  1.8 ],
        [22.03,  2.2 ]])
+
+A sliding window of W = 2 keys (``window=2``): query i sees keys i - 1 and
+i only, so the last row drops key 0 and splits its weight between keys 1
+and 2, whose scores tie:
+
+>>> np.round(F.attention_weights(Q, K, window=2).value.to_host().astype(float), 3)
+array([[1.   , 0.   , 0.   ],
+       [0.196, 0.804, 0.   ],
+       [0.   , 0.5  , 0.5  ]])
+>>> O2 = F.scaled_dot_product_attention(Q, K, V, window=2)
+>>> np.round(O2.value.to_host().astype(float), 2)
+array([[10.  ,  1.  ],
+       [18.04,  1.8 ],
+       [25.  ,  2.5 ]])
 """
 
 import math
 
+import numpy as np
+
 from netcl_lite.autograd import nodes, record
-from netcl_lite.core.tensor import FLOAT, check_fits
+from netcl_lite.core.tensor import FLOAT, Tensor, check_fits
 from netcl_lite.core.validate import check_qkv
+from netcl_lite.functional.elementwise import add
 from netcl_lite.functional.elementwise import scale as scale_op
 from netcl_lite.functional.flash_attention import (DMAX, TR, fused_attention,
                                                    score_scale)
-from netcl_lite.functional.flash_attention_simple import simple_attention
+from netcl_lite.functional.flash_attention_simple import (check_window,
+                                                          simple_attention)
 from netcl_lite.functional.matmul import matmul, matmul_strided
 from netcl_lite.functional.repeat_kv import repeat_kv
 from netcl_lite.functional.shape import reshape
@@ -84,52 +102,81 @@ def scores(q, k):
     return _scores(q, k)
 
 
-def _weights(q, k, causal, c):
+def window_bias(queue, shape, window):
+    """(..., Sq, Sk): -inf where key j is W or more before query i's own
+    position p = i + (Sk - Sq) (j <= p - W), 0 elsewhere. Added to the
+    scores, it is the window's half of the mask; the causal half stays
+    ``F.softmax``'s."""
+    Sq, Sk = shape[-2:]
+    p = np.arange(Sq)[:, None] + (Sk - Sq)                # (Sq, 1)
+    old = np.arange(Sk)[None, :] <= p - window            # (Sq, Sk)
+    bias = np.where(old, -np.inf, 0.0).astype(np.float32)
+    return Tensor.from_host(queue, np.broadcast_to(bias, shape))
+
+
+def _weights(q, k, causal, c, window=0):
     logits = scale_op(_scores(q, k), c)                  # (..., Sq, Sk)
+    if window:                                           # sliding window
+        logits = add(logits, window_bias(q.queue, logits.shape, window))
     return softmax(logits, causal=causal)                # (..., Sq, Sk)
 
 
-def attention_weights(q, k, causal=True, scale=None):
+def attention_weights(q, k, causal=True, scale=None, window=None):
     """A = softmax(q k^T / sqrt(d) + M), (..., Sq, Sk); d = q.shape[-1].
 
     q is (..., Sq, d) and k is (..., Sk, d) with the same leading dims.
-    M hides key j from query i when j > i + (Sk - Sq) (see ``F.softmax``).
+    M hides key j from query i when j > i + (Sk - Sq) (see ``F.softmax``),
+    and with ``window`` W also when j <= i + (Sk - Sq) - W.
     ``scale`` replaces 1/sqrt(d) when given.
     """
     q, k = nodes(q, k, dtype=None, op="attention_weights")
     check_qkv("attention_weights", q, k, gqa=False)
-    return _weights(q, k, causal, score_scale(q.shape[-1], scale,
-                                              "attention_weights"))
+    c = score_scale(q.shape[-1], scale, "attention_weights")
+    w = check_window(window, causal, k.shape[-2], "attention_weights")
+    return _weights(q, k, causal, c, w)
 
 
-def _naive(q, k, v, causal, c):
-    # the (..., Sq, Sk) matrices held at once: scores, scaled scores, A
+def _naive(q, k, v, causal, c, window=0):
+    # the (..., Sq, Sk) matrices held at once: scores, scaled scores, A;
+    # with a window also its bias and the biased scores
     *lead, Sq, _ = q.shape
     shape = (*lead, Sq, k.shape[-2])
-    check_fits(q.queue, 3 * math.prod(shape) * FLOAT.itemsize,
-               f"attention_naive's three float32 {shape} score matrices")
-    A = _weights(q, k, causal, c)                        # (..., Sq, Sk)
+    n = 5 if window else 3
+    check_fits(q.queue, n * math.prod(shape) * FLOAT.itemsize,
+               f"attention_naive's {n} float32 {shape} score matrices")
+    A = _weights(q, k, causal, c, window)                # (..., Sq, Sk)
     return matmul(A, v)                                  # (..., Sq, dv)
 
 
-def attention_naive(q, k, v, causal=True, scale=None):
-    """matmul(attention_weights(q, k, causal, scale), v): four ops, (Sq, Sk) kept.
+def attention_naive(q, k, v, causal=True, scale=None, window=None):
+    """matmul(attention_weights(q, k, causal, scale, window), v): four ops
+    (five with a window), (Sq, Sk) kept.
 
     q (..., Sq, d), k (..., Sk, d), v (..., Sk, dv), same leading dims.
     The simple version of ``scaled_dot_product_attention`` and its oracle.
     """
     q, k, v = nodes(q, k, v, dtype=None, op="attention_naive")
     check_qkv("attention_naive", q, k, v, gqa=False)
-    return _naive(q, k, v, causal, score_scale(q.shape[-1], scale,
-                                               "attention_naive"))
+    c = score_scale(q.shape[-1], scale, "attention_naive")
+    w = check_window(window, causal, k.shape[-2], "attention_naive")
+    return _naive(q, k, v, causal, c, w)
 
 
-def scaled_dot_product_attention(q, k, v, causal=True, scale=None):
-    """A v with A = attention_weights(q, k, causal, scale): (..., H, Sq, dv).
+def scaled_dot_product_attention(q, k, v, causal=True, scale=None, window=None):
+    """A v with A = attention_weights(q, k, causal, scale, window):
+    (..., H, Sq, dv).
 
     q (..., H, Sq, d), k (..., HKV, Sk, d), v (..., HKV, Sk, dv); H == HKV
     (or the same leading dims) is plain attention.
     # GQA: query head h reads kv head h // (H // HKV), with no copies.
+
+    Sliding-window attention (Mistral's; chapter 12's control): with
+    ``window=W`` (causal only) query i sees the keys i - W < j <= i, where
+    i counts from the first key when Sq == Sk (with a KV cache, query i is
+    at position i + (Sk - Sq)). W >= Sk is plain causal attention. The
+    fused kernels skip every block of keys outside all their rows' windows,
+    so a row costs O(W), not O(Sk): the module docstring has a worked
+    example.
 
     The one attention call of the modules (``nn/``): it chooses the kernel
     from the shapes and the device, never from the caller. The first row
@@ -170,15 +217,16 @@ def scaled_dot_product_attention(q, k, v, causal=True, scale=None):
     batch, H, HKV = check_qkv("scaled_dot_product_attention", q, k, v)
     c = score_scale(q.shape[-1], scale, "scaled_dot_product_attention")
     Sq, Sk = q.shape[-2], k.shape[-2]
+    w = check_window(window, causal, Sk, "scaled_dot_product_attention")
     if Sq < FEW_QUERY_ROWS and Sk > Sq:                  # 1: a decoding step
         return simple_attention(q, k, v, causal, batch, H, HKV, c,
-                                op="flash_attention")
+                                op="flash_attention", window=w)
     if q.shape[-1] <= DMAX and v.shape[-1] <= DMAX:      # 3, 4: by device
-        return fused_attention(q, k, v, causal, batch, H, HKV, c)
+        return fused_attention(q, k, v, causal, batch, H, HKV, c, w)
     if H != HKV:  # 2; the naive path needs one kv head per query head
         def repeat(x):                                   # (..., HKV, Sk, d)
             x = reshape(x, (batch, HKV, *x.shape[-2:]))
             x = repeat_kv(x, H // HKV)                   # (batch, H, Sk, d)
             return reshape(x, (*q.shape[:-2], *x.shape[-2:]))
         k, v = repeat(k), repeat(v)
-    return _naive(q, k, v, causal, c)
+    return _naive(q, k, v, causal, c, w)

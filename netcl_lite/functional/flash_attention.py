@@ -42,7 +42,8 @@ from netcl_lite.autograd import nodes, record
 from netcl_lite.core.program import LOCAL_1D, ceil_div, launch
 from netcl_lite.core.tensor import Tensor
 from netcl_lite.core.validate import check_qkv
-from netcl_lite.functional.flash_attention_simple import simple_attention
+from netcl_lite.functional.flash_attention_simple import (check_window,
+                                                          simple_attention)
 
 # kernels/flash_attention.cl: a forward work-item owns up to RT * TR query
 # rows, a backward one TR rows; keys come in panels of TC
@@ -94,25 +95,28 @@ def _pack_rows(x, N, S, D):
     return out
 
 
-def flash_attention(q, k, v, causal=True, fast=True, scale=None):
+def flash_attention(q, k, v, causal=True, fast=True, scale=None, window=None):
     """softmax(q k^T / sqrt(d) + M) v, fused; see the module docstring.
 
     ``scale`` replaces 1/sqrt(d) when given (the kernels take it as an
-    argument). Memory: O(S d) per head (the output, one logsumexp per row,
-    packed copies of k and v); never (Sq, Sk). d and dv are at most 256 for
-    the fast kernel; ``fast=False`` runs the plain one (any d), and so does
-    a GPU (``fused_attention`` chooses).
+    argument). ``window`` W (causal only): query i sees the W keys up to
+    its own position, as in ``F.scaled_dot_product_attention``. Memory:
+    O(S d) per head (the output, one logsumexp per row, packed copies of k
+    and v); never (Sq, Sk). d and dv are at most 256 for the fast kernel;
+    ``fast=False`` runs the plain one (any d), and so does a GPU
+    (``fused_attention`` chooses).
     """
     q, k, v = nodes(q, k, v, dtype=None, op="flash_attention")
     batch, H, HKV = check_qkv("flash_attention", q, k, v)
     sm = score_scale(q.shape[-1], scale, "flash_attention")
+    w = check_window(window, causal, k.shape[-2], "flash_attention")
     if not fast:
-        return simple_attention(q, k, v, causal, batch, H, HKV, sm)
+        return simple_attention(q, k, v, causal, batch, H, HKV, sm, window=w)
     D, DV = q.shape[-1], v.shape[-1]
     if D > DMAX or DV > DMAX:
         raise ValueError(f"flash_attention: head dims d={D}, dv={DV}; the "
                          f"fused kernel takes at most {DMAX}")
-    return fused_attention(q, k, v, causal, batch, H, HKV, sm)
+    return fused_attention(q, k, v, causal, batch, H, HKV, sm, w)
 
 
 def kernel_for(device):
@@ -130,9 +134,10 @@ def kernel_for(device):
     return "fast" if cpu and not device.type & NOT_A_CPU else "simple"
 
 
-def fused_attention(q, k, v, causal, batch, H, HKV, sm=None):
+def fused_attention(q, k, v, causal, batch, H, HKV, sm=None, window=0):
     """Fused attention on nodes that ``check_qkv`` has passed, d, dv <= DMAX;
-    ``sm`` is the factor on q k^T (a checked ``score_scale``).
+    ``sm`` is the factor on q k^T (a checked ``score_scale``), ``window``
+    0 or W < Sk (a checked ``check_window``).
 
     The kernel that suits the device: flash_attention.cl (``fast_attention``)
     on a CPU, flash_attention_simple.cl (``simple_attention``) on anything
@@ -157,11 +162,11 @@ def fused_attention(q, k, v, causal, batch, H, HKV, sm=None):
     """
     if kernel_for(q.queue.device) == "simple":
         return simple_attention(q, k, v, causal, batch, H, HKV, sm,
-                                op="flash_attention")
-    return fast_attention(q, k, v, causal, batch, H, HKV, sm)
+                                op="flash_attention", window=window)
+    return fast_attention(q, k, v, causal, batch, H, HKV, sm, window)
 
 
-def fast_attention(q, k, v, causal, batch, H, HKV, sm=None):
+def fast_attention(q, k, v, causal, batch, H, HKV, sm=None, window=0):
     """The fast kernel, on any device (``fused_attention`` runs it on a CPU
     only); the same arguments as ``fused_attention``."""
     *_, Sq, D = q.shape
@@ -181,7 +186,8 @@ def fast_attention(q, k, v, causal, batch, H, HKV, sm=None):
     rt = RT if BH * ceil_div(Sq, RT * TR) >= 16 * 64 else 1
     launch(queue, "flash_attention", "flash_attention_forward",
            (BH * ceil_div(Sq, rt * TR),), LOCAL_1D, q.value, kt, vr, out, lse2,
-           BH, rep, Sq, Sk, _round16(Sk), D, DV, _round16(DV), c, causal, rt)
+           BH, rep, Sq, Sk, _round16(Sk), D, DV, _round16(DV), c, causal, rt,
+           window)
     del kt, vr  # the backward packs again: only q, k, v, out, lse2 stay alive
 
     def backward(g):
@@ -194,7 +200,7 @@ def fast_attention(q, k, v, causal, batch, H, HKV, sm=None):
         launch(queue, "flash_attention", "flash_attention_backward_dq",
                (BH * ceil_div(Sq, TR),), LOCAL_1D, qv, kt, kr, vt, out, g, lse2,
                gq, drow, BH, rep, Sq, Sk, _round16(Sk), D, _round16(D), DV,
-               c, sm, causal)
+               c, sm, causal, window)
         del kt, kr, vt
         qt = _pack_panels(qv, BH, Sq, D)           # (BH, Sq16/16, D, 16)
         qr = _pack_rows(qv, BH, Sq, D)             # (BH, Sq16, D16)
@@ -205,7 +211,7 @@ def fast_attention(q, k, v, causal, batch, H, HKV, sm=None):
         launch(queue, "flash_attention", "flash_attention_backward_dkv",
                (BHKV * ceil_div(Sk, TR),), LOCAL_1D, kv, vv, qt, qr, gt, gr, lse2,
                drow, gk, gv, BHKV, rep, Sq, Sk, _round16(Sq), D, _round16(D),
-               DV, _round16(DV), c, sm, causal)
+               DV, _round16(DV), c, sm, causal, window)
         return gq, gk, gv
 
     return record(out, (q, k, v), backward, "flash_attention")

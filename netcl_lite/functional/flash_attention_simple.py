@@ -34,6 +34,7 @@ array([[10.  ,  1.  ],
 """
 
 import math
+import numbers
 
 from netcl_lite.autograd import nodes, record
 from netcl_lite.core.program import LOCAL_1D, launch
@@ -41,10 +42,40 @@ from netcl_lite.core.tensor import Tensor
 from netcl_lite.core.validate import check_qkv
 
 
+def check_window(window, causal, Sk, op="attention"):
+    """The window as the kernels take it: 0 for none, else W < Sk.
+
+    ``window`` is None or a positive int, and needs ``causal``: query i
+    sees the keys p - W < j <= p, p = i + (Sk - Sq) its own position. A
+    window of Sk keys or more hides nothing, so it is the same as none:
+
+    >>> check_window(None, True, 10), check_window(4, True, 10)
+    (0, 4)
+    >>> check_window(16, True, 10)
+    0
+    >>> check_window(4, False, 10)
+    Traceback (most recent call last):
+    ...
+    ValueError: attention: window=4 needs causal=True (a window is causal)
+    """
+    if window is None:
+        return 0
+    if isinstance(window, bool) or not isinstance(window, numbers.Integral) \
+            or window < 1:
+        raise ValueError(f"{op}: window must be None or a positive int, got "
+                         f"{window!r}")
+    if not causal:
+        raise ValueError(f"{op}: window={window} needs causal=True (a window "
+                         f"is causal)")
+    return int(window) if window < Sk else 0
+
+
 def simple_attention(q, k, v, causal, batch, H, HKV, scale=None,
-                     op="flash_attention_simple"):
+                     op="flash_attention_simple", window=0):
     """The plain kernel on nodes that ``check_qkv`` has passed; ``op``: the
-    name the tape records (``fused_attention`` keeps "flash_attention")."""
+    name the tape records (``fused_attention`` keeps "flash_attention");
+    ``window``: 0 or W < Sk (``check_window``), each loop starts at the
+    first key inside it."""
     *_, Sq, D = q.shape
     Sk, DV = k.shape[-2], v.shape[-1]
     rep = H // HKV                          # GQA: query heads per kv head
@@ -55,7 +86,7 @@ def simple_attention(q, k, v, causal, batch, H, HKV, scale=None,
     lse = Tensor.empty(queue, (BH, Sq))              # log sum_j exp(s_ij)
     launch(queue, "flash_attention_simple", "flash_attention_simple_forward",
            (BH * Sq,), LOCAL_1D, q.value, k.value, v.value, out, lse,
-           BH, rep, Sq, Sk, D, DV, scale, causal)
+           BH, rep, Sq, Sk, D, DV, scale, causal, window)
 
     def backward(g):
         gq, gk, gv = (Tensor.empty(queue, x.shape) for x in (q, k, v))
@@ -63,18 +94,20 @@ def simple_attention(q, k, v, causal, batch, H, HKV, scale=None,
         launch(queue, "flash_attention_simple",
                "flash_attention_simple_backward_dq", (BH * Sq,), LOCAL_1D,
                q.value, k.value, v.value, out, g, lse, gq, delta,
-               BH, rep, Sq, Sk, D, DV, scale, causal)
+               BH, rep, Sq, Sk, D, DV, scale, causal, window)
         launch(queue, "flash_attention_simple",
                "flash_attention_simple_backward_dkv", (BHKV * Sk,), LOCAL_1D,
                q.value, k.value, v.value, g, lse, delta, gk, gv,
-               BHKV, rep, Sq, Sk, D, DV, scale, causal)
+               BHKV, rep, Sq, Sk, D, DV, scale, causal, window)
         return gq, gk, gv
 
     return record(out, (q, k, v), backward, op)
 
 
-def flash_attention_simple(q, k, v, causal=True):
-    """softmax(q k^T / sqrt(d) + M) v on the plain kernel (any head dim)."""
+def flash_attention_simple(q, k, v, causal=True, window=None):
+    """softmax(q k^T / sqrt(d) + M) v on the plain kernel (any head dim);
+    ``window`` as in ``F.scaled_dot_product_attention``."""
     q, k, v = nodes(q, k, v, dtype=None, op="flash_attention_simple")
     batch, H, HKV = check_qkv("flash_attention_simple", q, k, v)
-    return simple_attention(q, k, v, causal, batch, H, HKV)
+    w = check_window(window, causal, k.shape[-2], "flash_attention_simple")
+    return simple_attention(q, k, v, causal, batch, H, HKV, window=w)

@@ -46,11 +46,12 @@ def qkv(x, rows, norm_w, wqkv, table, q, k, v, B, D, H, HKV, d_k, T, pos, eps):
            wqkv, table, q, k, v, B, D, H, HKV, d_k, T, pos, eps)
 
 
-def attention(q, k, v, o, B, H, HKV, d_k, T, length, scale):
+def attention(q, k, v, o, B, H, HKV, d_k, T, length, scale, window=0):
     """o = each query row against the first ``length`` cached keys (GQA,
-    online softmax), ``scale`` on the scores."""
+    online softmax), ``scale`` on the scores; ``window`` W > 0: only the
+    last W of them (sliding-window attention), the older ones are not read."""
     launch(q.queue, "decode", "decode_attention", (B * H,), LOCAL_1D,
-           q, k, v, o, B, H, HKV, d_k, T, length, scale)
+           q, k, v, o, B, H, HKV, d_k, T, length, scale, window)
 
 
 def residual(res, rows, a, w, out, B, K, N):

@@ -30,7 +30,7 @@ import pyopencl as cl
 import netcl_lite.functional as F
 from netcl_lite.autograd import is_recording
 from netcl_lite.core.tensor import INT, Tensor
-from netcl_lite.functional.flash_attention import score_scale
+from netcl_lite.functional.flash_attention import check_window, score_scale
 from netcl_lite.functional.rope import rope_table
 from netcl_lite.inference import decode as kernels   # kernels/decode.cl
 
@@ -67,6 +67,7 @@ class DecoderWeights:
     rope_base: float      # RoPE on (x[2i], x[2i + 1]), functional/rope.py
     rope_scale: float     # 1: plain RoPE; 0: no position encoding
     scale: float = None   # the factor on q k^T; None: 1/sqrt(d_k)
+    window: int = None    # sliding window: a step sees its last W keys
 
 
 def check_batch(batch):
@@ -118,6 +119,8 @@ class FusedDecoder:
         self.dk = w.layers[0].wq.shape[1] // self.H
         self.F = w.layers[0].w_gate.shape[1]
         self.scale = score_scale(self.dk, w.scale)
+        # 0 (none) or W: decode_attention starts at key length - W
+        self.window = check_window(w.window, True, self.T + 1, "FusedDecoder")
         self.table = rope_table(q, self.T, self.dk // 2, w.rope_base, 0,
                                 w.rope_scale)            # (T, d_k / 2, 2)
         B, D = self.B, self.D
@@ -182,7 +185,7 @@ class FusedDecoder:
             kernels.qkv(x, rows, L["attn_norm"], L["wqkv"], self.table, self.q,
                         L["k"], L["v"], B, D, H, HKV, dk, T, pos, L["attn_eps"])
             kernels.attention(self.q, L["k"], L["v"], self.o, B, H, HKV, dk, T,
-                              pos + 1, self.scale)
+                              pos + 1, self.scale, self.window)
             kernels.residual(x, rows, self.o, L["wo"], self.h, B, H * dk, D)
             kernels.swiglu(self.h, L["ffn_norm"], L["w_gate"], L["w_up"],
                            self.hidden, B, D, self.F, L["ffn_eps"])

@@ -12,13 +12,43 @@
 
 ``RotaryAttention`` (nn/transformer.py) is the same path plus RoPE on q and
 k and fewer kv heads (GQA); the two variations are marked below.
+
+Head masks (chapter 10 ablates heads with them): ``forward(x,
+head_mask=m)`` multiplies head h's output by ``m[h]`` before W_O. A 0
+removes the head, 1 keeps it, and a mean ablation adds back a head's mean
+output elsewhere. A list of H floats is a constant; a (H,) leaf node
+(``ag.tensor``) gets a gradient, d loss / d m[h], the attribution of the
+loss to head h. Gradients reach x and the weights through the mask either
+way:
+
+>>> import netcl_lite.autograd as ag
+>>> x = Tensor.from_host(queue, np.random.default_rng(0).normal(size=(1, 5, 8)))
+>>> full = mha(x).value.to_host()
+>>> only_0 = mha(x, head_mask=[1.0, 0.0]).value.to_host()
+>>> only_1 = mha(x, head_mask=[0.0, 1.0]).value.to_host()
+>>> bool(np.allclose(only_0 + only_1, full, atol=1e-6))  # W_O is linear
+True
+>>> with ag.Tape() as tape:
+...     m = ag.tensor(Tensor.from_host(queue, np.ones(2)))
+...     loss = F.sum(mha(x, head_mask=m))
+>>> tape.backward(loss)
+>>> m.grad.shape
+(2,)
+>>> mha(x, head_mask=[1.0, 0.0, 1.0])
+Traceback (most recent call last):
+...
+ValueError: head_mask: expected 2 floats (one per head), got shape (3,): [1.0, 0.0, 1.0]
 """
+
+import math
 
 import numpy as np
 
 import netcl_lite.functional as F
-from netcl_lite.autograd import as_node
-from netcl_lite.functional.flash_attention import score_scale
+from netcl_lite.autograd import Node, as_node
+from netcl_lite.core.tensor import Tensor
+from netcl_lite.core.validate import same_queue
+from netcl_lite.functional.flash_attention import check_window, score_scale
 from netcl_lite.nn.module import Module, normal_init, parameter
 
 
@@ -30,7 +60,7 @@ def _positive(**sizes):
 
 class MultiHeadAttention(Module):
     def __init__(self, queue, dim, n_heads, causal=True, seed=0, n_kv_heads=None,
-                 scale=None):
+                 scale=None, window=None):
         n_kv_heads = n_heads if n_kv_heads is None else n_kv_heads
         _positive(dim=dim, n_heads=n_heads, n_kv_heads=n_kv_heads)
         if dim % n_heads:
@@ -49,6 +79,10 @@ class MultiHeadAttention(Module):
         self.scale = scale
         if scale is not None:
             score_scale(self.head_dim, scale, type(self).__name__)  # checks it
+        # sliding-window attention: each query sees its last `window` keys,
+        # itself included (None: all of them; F.scaled_dot_product_attention)
+        self.window = window
+        check_window(window, causal, 1, type(self).__name__)        # checks it
         hd, kv = self.head_dim, n_kv_heads * self.head_dim
         rng = np.random.default_rng(seed)  # one stream, drawn in a fixed order
         self.wq = parameter(queue, normal_init(rng, dim, (dim, n_heads * hd)), "wq")
@@ -109,14 +143,70 @@ class MultiHeadAttention(Module):
         self.check_input(x)
         q, k, _ = self.project(x)
         k = F.repeat_kv(k, self.n_heads // self.n_kv_heads)  # (B, H, S, d_k)
-        return F.attention_weights(q, k, causal=self.causal,
-                                   scale=self.scale)              # (B, H, S, S)
+        return F.attention_weights(q, k, causal=self.causal, scale=self.scale,
+                                   window=self.window)            # (B, H, S, S)
 
-    def forward(self, x, offset=None, cache=None):
-        """x (B, S, D) at positions offset.. (default: after the cache's)."""
+    def head_weights(self, head_mask, what="head_mask"):
+        """``head_mask`` as a (H,) node, checked before any kernel; None stays
+        None. H floats (list, tuple, numpy) become a constant; a Tensor is a
+        constant, a node keeps its ``requires_grad``. Wrong length, a
+        non-finite value or a non-number is a ValueError naming it."""
+        if head_mask is None:
+            return None
+        H = self.n_heads
+        node = head_mask if isinstance(head_mask, Node) else None
+        if node is None and isinstance(head_mask, Tensor):
+            node = as_node(head_mask)
+        if node is not None:
+            same_queue(node.value, self.wq.queue, what, "the mask",
+                       "the layer's weights")
+            if node.dtype != np.float32:
+                raise ValueError(f"{what}: a mask node must be float32, got "
+                                 f"{node.dtype}")
+            values = node.value.to_host()                # H floats: a copy
+        else:
+            try:
+                values = np.asarray(head_mask)
+            except (TypeError, ValueError):              # ragged lists
+                values = np.asarray(None)
+            if values.dtype.kind not in "fiu":  # no bools, strings, objects
+                raise ValueError(f"{what}: expected {H} floats, got "
+                                 f"{head_mask!r}")
+            values = values.astype(np.float64)
+        if values.shape != (H,):
+            shown = np.asarray(values).tolist()
+            raise ValueError(f"{what}: expected {H} floats (one per head), got "
+                             f"shape {values.shape}: {shown}")
+        bad = [float(v) for v in values if not math.isfinite(float(v))]
+        if bad:
+            raise ValueError(f"{what}: every value must be finite, got "
+                             f"{bad[0]} in {values.tolist()}")
+        if node is None:
+            node = as_node(Tensor.from_host(self.wq.queue,
+                                            values.astype(np.float32)))
+        return node
+
+    def mask_heads(self, o, mask):
+        """o (B, S, H d_k), the merged heads, times mask[h] on head h's d_k
+        columns. The (H,) mask is spread out by two products with ones,
+        (H, 1) x (1, d_k) and (B, S, 1) x (1, H d_k), so that its gradient
+        is their backward: a sum over every position and column of a head."""
+        B, S, _ = o.shape
+        H, d_k, queue = self.n_heads, self.head_dim, o.queue
+        cols = F.matmul(F.reshape(mask, (H, 1)),
+                        Tensor.from_host(queue, np.ones((1, d_k))))  # (H, d_k)
+        cols = F.reshape(cols, (1, H * d_k))                         # (1, H d_k)
+        ones = Tensor.from_host(queue, np.ones((B, S, 1)))           # (B, S, 1)
+        return F.mul(o, F.matmul(ones, cols))                        # (B, S, H d_k)
+
+    def forward(self, x, offset=None, cache=None, head_mask=None):
+        """x (B, S, D) at positions offset.. (default: after the cache's);
+        head_mask: H floats or a (H,) node, head h's output times
+        head_mask[h] before W_O (``head_weights`` checks it)."""
         x = as_node(x)
         offset = self.position(offset, cache)
         self.check_input(x, offset)
+        mask = self.head_weights(head_mask)
         B, S, _ = x.shape
         H = self.n_heads
         q, k, v = self.project(x, offset)                # (B, H|HKV, S, d_k)
@@ -127,7 +217,10 @@ class MultiHeadAttention(Module):
         # The op picks the kernel, a decoding step's few rows included (the
         # table in F.scaled_dot_product_attention's docstring)
         o = F.scaled_dot_product_attention(q, k, v, causal=self.causal,
-                                           scale=self.scale)  # (B, H, S, d_k)
+                                           scale=self.scale,
+                                           window=self.window)  # (B, H, S, d_k)
         o = F.transpose(o, 1, 2)                         # (B, S, H, d_k)
         o = F.reshape(o, (B, S, H * self.head_dim))      # (B, S, D)
+        if mask is not None:
+            o = self.mask_heads(o, mask)                 # (B, S, D)
         return F.matmul(o, self.wo)                      # (B, S, D)

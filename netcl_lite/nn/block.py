@@ -30,21 +30,25 @@ from netcl_lite.nn.transformer import RotaryAttention
 
 class DecoderBlock(Module):
     def __init__(self, queue, dim, n_heads, n_kv_heads, max_seq_len, hidden_dim,
-                 base=10000.0, eps=1e-6, seed=0, rope_scale=1.0, attn_scale=None):
+                 base=10000.0, eps=1e-6, seed=0, rope_scale=1.0, attn_scale=None,
+                 window=None):
         self.attn_norm = RMSNorm(queue, dim, eps)
         self.attn = RotaryAttention(queue, dim, n_heads, n_kv_heads, max_seq_len,
                                     base=base, seed=seed, rope_scale=rope_scale,
-                                    scale=attn_scale)
+                                    scale=attn_scale, window=window)
         self.ffn_norm = RMSNorm(queue, dim, eps)
         self.ffn = SwiGLU(queue, dim, hidden_dim, seed=seed + 1)
 
-    def forward(self, x, offset=None, cache=None):
+    def forward(self, x, offset=None, cache=None, head_mask=None):
         """x (B, S, D) at positions offset.. -> (B, S, D); cache: a LayerCache.
 
-        offset defaults to the cache's length (0 without a cache)."""
+        offset defaults to the cache's length (0 without a cache);
+        head_mask: H floats for the attention's heads (``RotaryAttention``)."""
         x = as_node(x)
         offset = self.attn.position(offset, cache)
         self.attn.check_input(x, offset)  # shapes and positions, before any kernel
-        a = self.attn(self.attn_norm(x), offset=offset, cache=cache)
+        mask = self.attn.head_weights(head_mask)
+        a = self.attn(self.attn_norm(x), offset=offset, cache=cache,
+                      head_mask=mask)
         h = F.add(x, a)                                # (B, S, D) residual
         return F.add(h, self.ffn(self.ffn_norm(h)))    # (B, S, D) residual

@@ -48,7 +48,8 @@ def unsupported(model):
     must be the plain pre-norm block with causal RoPE attention and SwiGLU,
     all blocks of one shape (a replaced layer keeps the general path)."""
     first, ffn = model.blocks[0].attn, model.blocks[0].ffn
-    same = ("n_heads", "n_kv_heads", "head_dim", "base", "rope_scale", "scale")
+    same = ("n_heads", "n_kv_heads", "head_dim", "base", "rope_scale", "scale",
+            "window")
     for i, block in enumerate(model.blocks):
         kinds = ((block, DecoderBlock), (block.attn, RotaryAttention),
                  (block.ffn, SwiGLU), (block.attn_norm, RMSNorm),
@@ -89,7 +90,8 @@ def decoder_weights(model):
         norm=model.norm.weight.value, norm_eps=model.norm.eps,
         head=model.head.weight.value, n_heads=attn.n_heads,
         n_kv_heads=attn.n_kv_heads, max_seq_len=model.config.max_seq_len,
-        rope_base=attn.base, rope_scale=attn.rope_scale, scale=attn.scale)
+        rope_base=attn.base, rope_scale=attn.rope_scale, scale=attn.scale,
+        window=attn.window)
 
 
 class FusedDecoder(inference.FusedDecoder):

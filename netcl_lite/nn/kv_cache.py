@@ -23,6 +23,14 @@ whole cached past. The causal mask is aligned bottom-right: the new query
 
 The cache is for inference only: inside an open ``Tape`` it refuses to
 run, since gradients do not flow through stored keys and values.
+
+Sliding-window attention (``RotaryAttention(window=W)``) needs nothing
+more from the cache: the new rows are the last of the keys, so the mask
+stays bottom-right aligned, and new query i at position p sees the cached
+keys p - W < j <= p. The attention kernels (and ``FusedDecoder``'s) never
+read the older keys. The cache still keeps them: generation stops at
+max_seq_len, so dropping them would save at most max_seq_len - W rows per
+layer, and the fused decoder copies the whole prompt from here.
 """
 
 import netcl_lite.functional as F

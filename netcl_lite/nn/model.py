@@ -65,6 +65,7 @@ class DecoderConfig:
     attn_scale: float = 0.0      # 0: 1/sqrt(head_dim) on the scores
     norm_eps: float = 1e-6
     seed: int = 0
+    window: int = 0              # > 0: sliding-window attention; 0: none
 
     def __post_init__(self):
         for f in dataclasses.fields(self):
@@ -87,6 +88,9 @@ class DecoderConfig:
                 f"DecoderConfig: rope_scale and attn_scale must be >= 0, got "
                 f"{self.rope_scale} and {self.attn_scale}"
             )
+        if self.window < 0:
+            raise ValueError(f"DecoderConfig: window must be >= 0 (0: none), "
+                             f"got {self.window}")
         if self.hidden_dim < 0:
             raise ValueError(f"DecoderConfig: hidden_dim must be >= 0, got "
                              f"{self.hidden_dim}")
@@ -149,7 +153,8 @@ class DecoderLM(Module):
             DecoderBlock(queue, c.dim, c.n_heads, c.n_kv_heads, c.max_seq_len,
                          c.hidden_dim, base=c.rope_base, eps=c.norm_eps,
                          seed=int(seeds[1 + i]), rope_scale=c.rope_scale,
-                         attn_scale=c.attn_scale or None)
+                         attn_scale=c.attn_scale or None,
+                         window=c.window or None)
             for i in range(c.n_layers)
         ]
         self.norm = RMSNorm(queue, c.dim, c.norm_eps)
@@ -171,11 +176,43 @@ class DecoderLM(Module):
             )
         return ids
 
-    def forward(self, ids, cache=None, last_only=False):
+    def head_masks(self, head_mask):
+        """{layer: H floats or a (H,) node} -> one mask (or None) per block,
+        checked before any kernel: an unknown layer, a wrong length or a
+        non-finite value is a ValueError naming it.
+
+        >>> from netcl_lite.core.device import manager
+        >>> model = DecoderLM(manager.default("cpu").queue, DecoderConfig(
+        ...     vocab_size=50, dim=16, n_layers=1, n_heads=2, n_kv_heads=1))
+        >>> model.loss([[1, 2, 3]], [[2, 3, 4]], head_mask={0: [1.0, 0.0]}).shape
+        ()
+        >>> model.head_masks({1: [1.0, 0.0]})
+        Traceback (most recent call last):
+        ...
+        ValueError: head_mask: unknown layer 1; the model's layers are 0..0
+        """
+        n = len(self.blocks)
+        if head_mask is None:
+            return [None] * n
+        if not isinstance(head_mask, dict):
+            raise ValueError(f"head_mask: expected a dict {{layer: H floats}}, "
+                             f"got {type(head_mask).__name__}")
+        for layer in head_mask:
+            if isinstance(layer, bool) or not isinstance(
+                    layer, (int, np.integer)) or not 0 <= layer < n:
+                raise ValueError(f"head_mask: unknown layer {layer!r}; the "
+                                 f"model's layers are 0..{n - 1}")
+        return [self.blocks[i].attn.head_weights(
+                    head_mask.get(i), f"head_mask[{i}]") for i in range(n)]
+
+    def forward(self, ids, cache=None, last_only=False, head_mask=None):
         """Logits (B, S, V) for ids (B, S); with a KVCache, the ids continue
         the cached positions. last_only: logits of the last position only,
-        (B, 1, V), as sampling needs (no gradient flows through that cut)."""
+        (B, 1, V), as sampling needs (no gradient flows through that cut).
+        head_mask: {layer: H floats}, each head's output times its float
+        (``MultiHeadAttention.forward``; 0 removes the head)."""
         ids = self._ids(ids)
+        masks = self.head_masks(head_mask)
         B, S = ids.shape
         offset = 0 if cache is None else cache.length
         if offset + S > self.config.max_seq_len:
@@ -190,15 +227,17 @@ class DecoderLM(Module):
             )
         x = self.tok_emb(ids)                                  # (B, S, D)
         for i, block in enumerate(self.blocks):
-            x = block(x, offset, None if cache is None else cache.layers[i])
+            x = block(x, offset, None if cache is None else cache.layers[i],
+                      head_mask=masks[i])
         x = self.norm(x)                                       # (B, S, D)
         if last_only:
             x = last_position(x.value)                         # (B, 1, D)
         return self.head(x)                                    # (B, S, V)
 
-    def loss(self, ids, targets):
-        """Mean next-token cross-entropy; targets (B, S) are ids shifted by one."""
-        return F.cross_entropy(self(ids), self._ids(targets))
+    def loss(self, ids, targets, head_mask=None):
+        """Mean next-token cross-entropy; targets (B, S) are ids shifted by one.
+        head_mask as in ``forward``."""
+        return F.cross_entropy(self(ids, head_mask=head_mask), self._ids(targets))
 
     def generate(self, prompt, max_new_tokens, temperature=1.0, top_k=None,
                  seed=0, use_cache=True):

@@ -17,7 +17,15 @@ Parameters: ``wq`` (dim, H*d_k), ``wk`` and ``wv`` (dim, HKV*d_k), ``wo``
 ``rope_scale`` multiplies every position before it turns q and k: 1 is plain
 RoPE, 1/4 is position interpolation to four times the trained length, 0 is
 no position encoding at all (chapters 11 and 12). ``scale`` replaces the
-1/sqrt(d_k) on the scores when given.
+1/sqrt(d_k) on the scores when given. ``window`` W makes it sliding-window
+attention (Mistral's): each query sees only its last W keys, itself
+included, with or without a KV cache:
+
+>>> local = RotaryAttention(queue, dim=8, n_heads=2, n_kv_heads=1,
+...                         max_seq_len=16, window=3)
+>>> A = local.attention_map(Tensor.from_host(queue, np.ones((1, 6, 8))))
+>>> (A.value.to_host()[0, 0] > 0).sum(axis=1)      # keys seen per query
+array([1, 2, 3, 3, 3, 3])
 """
 
 import netcl_lite.functional as F
@@ -26,9 +34,10 @@ from netcl_lite.nn.attention import MultiHeadAttention
 
 class RotaryAttention(MultiHeadAttention):
     def __init__(self, queue, dim, n_heads, n_kv_heads, max_seq_len,
-                 base=10000.0, causal=True, seed=0, rope_scale=1.0, scale=None):
+                 base=10000.0, causal=True, seed=0, rope_scale=1.0, scale=None,
+                 window=None):
         super().__init__(queue, dim, n_heads, causal=causal, seed=seed,
-                         n_kv_heads=n_kv_heads, scale=scale)
+                         n_kv_heads=n_kv_heads, scale=scale, window=window)
         if self.head_dim % 2:
             raise ValueError(
                 f"RoPE rotates pairs, so the head dim must be even; "

@@ -23,6 +23,9 @@ SHAPES = {   # name: (config overrides, batch)
                   hidden_dim=72, max_seq_len=9), 2),
     "scaled": (dict(rope_scale=0.25, attn_scale=1.0, rope_base=500.0), 2),
     "nope": (dict(rope_scale=0.0), 1),
+    # sliding window: 3 keys, a third of the 10 positions; 1: itself only
+    "window": (dict(window=3), 2),
+    "window1": (dict(window=1, n_layers=1), 1),
 }
 
 
@@ -39,7 +42,8 @@ def reference(model, ids):
     p = {n: w.value.to_host().astype(np.float64)
          for n, w in model.named_parameters()}
     return decoder_lm(ids, p, c.n_layers, c.n_heads, c.n_kv_heads, c.rope_base,
-                      c.norm_eps, c.rope_scale, c.attn_scale or None)
+                      c.norm_eps, c.rope_scale, c.attn_scale or None,
+                      window=c.window or None)
 
 
 def run_fused(model, prompt, feeds):
@@ -84,7 +88,7 @@ def tokens(model, monkeypatch, fused, *args, **kwargs):
     return model.generate(*args, **kwargs)
 
 
-@pytest.mark.parametrize("name", ["gqa", "odd", "scaled"])
+@pytest.mark.parametrize("name", ["gqa", "odd", "scaled", "window"])
 def test_generate_picks_the_same_tokens(queue, monkeypatch, name):
     overrides, B = SHAPES[name]
     model = model_of(queue, **overrides)
@@ -151,6 +155,10 @@ def test_other_layers_keep_the_general_path(queue):
     with pytest.raises(ValueError, match="block 1's attention is not causal"):
         FusedDecoder(model, 1)
     model.blocks[1].attn.causal = True
+    model.blocks[1].attn.window = 4                       # block 0 has none
+    with pytest.raises(ValueError, match="block 1 is not shaped like block 0"):
+        FusedDecoder(model, 1)
+    model.blocks[1].attn.window = None
     model.blocks[0].ffn_norm = model.blocks[0].attn       # any other module
     with pytest.raises(ValueError, match="block 0 holds a RotaryAttention, not "
                                          "a RMSNorm"):
