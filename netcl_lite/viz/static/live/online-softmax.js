@@ -11,6 +11,42 @@
   const el = Live.el;
   const START = "1.5, -0.3, 0.2, 2.8, 0.9, -1.2, 3.4, 0.1, 0.6, 2.2, -0.5, 1.0";
 
+  const HUES = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2"];
+
+  function svgEl(name, attrs, text) {
+    const e = document.createElementNS("http://www.w3.org/2000/svg", name);
+    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+    if (text) e.textContent = text;
+    return e;
+  }
+
+  // The scores as bars, coloured by tile, and the running max after each
+  // tile as a red step
+  function chart(r) {
+    const W = 460, H = 150, pad = 18, n = r.scores.length;
+    const lo = Math.min(0, Math.min.apply(null, r.scores));
+    const hi = Math.max(0, Math.max.apply(null, r.scores));
+    const y = function (v) { return pad + (H - 2 * pad) * (hi - v) / ((hi - lo) || 1); };
+    const w = (W - 2 * pad) / n;
+    const svg = svgEl("svg", {viewBox: "0 0 " + W + " " + H, class: "live-svg live-wide",
+                              role: "img", "aria-label": "scores by tile and the running max"});
+    svg.appendChild(svgEl("line", {x1: pad, x2: W - pad, y1: y(0), y2: y(0), stroke: "#999"}));
+    r.scores.forEach(function (s, j) {
+      const tile = Math.floor(j / r.tile);
+      svg.appendChild(svgEl("rect", {x: (pad + j * w + 1).toFixed(1),
+        y: Math.min(y(s), y(0)).toFixed(1), width: Math.max(1, w - 2).toFixed(1),
+        height: Math.abs(y(s) - y(0)).toFixed(1), fill: HUES[tile % HUES.length]}));
+    });
+    r.m.forEach(function (m, t) {
+      const x0 = pad + r.keys[t][0] * w, x1 = pad + (r.keys[t][1] + 1) * w;
+      svg.appendChild(svgEl("line", {x1: x0.toFixed(1), x2: x1.toFixed(1), y1: y(m).toFixed(1),
+                                     y2: y(m).toFixed(1), stroke: "#d62728", "stroke-width": 2}));
+    });
+    svg.appendChild(svgEl("text", {x: W - pad, y: 12, "text-anchor": "end", "font-size": 11,
+                                   fill: "#d62728"}, "running max m after each tile"));
+    return svg;
+  }
+
   Live.register("online-softmax", {
     build: function (box, root) {
       box.append(
@@ -71,7 +107,7 @@
                                     return "keys " + k[0] + (k[1] > k[0] ? "–" + k[1] : "");
                                   }),
                                   cols: ["max m", "rescale", "r", "a / r"], digits: 4});
-      box.append(t,
+      box.append(chart(r), t,
         el("p", {class: "live-hint", text: "m: the largest score so far; rescale: " +
                  "e^(m_old − m), the factor the old r and a are multiplied by; " +
                  "r: the sum of e^(s_j − m) over the keys seen; a / r: the output so far."}),
