@@ -96,7 +96,8 @@ def live_files(root):
         files["js-tiktoken.js"] = vendor_js.js_tiktoken_bundle()
         cl100k = vendor_js.js_tiktoken_ranks("cl100k_base")
         for name in vendor_js.TIKTOKEN_RANKS:
-            ranks = cl100k if name == "cl100k_base" else vendor_js.js_tiktoken_ranks(name)
+            ranks = (cl100k if name == "cl100k_base"
+                     else vendor_js.js_tiktoken_ranks(name))
             files[f"vocab/{name}.js"] = vocab_script(name, ranks)
         course = root / COURSE_TOKENIZER
         if not course.is_file():

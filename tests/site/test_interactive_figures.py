@@ -37,8 +37,8 @@ def live_in(nb_path):
     """Cells whose player the site replaces by a live figure (tagged
     live-NAME; tests/site/test_live_figures.py checks those)."""
     nb = json.loads(nb_path.read_text(encoding="utf-8"))
-    return [c for c in nb["cells"]
-            if any(t.startswith("live-") for t in c.get("metadata", {}).get("tags", []))]
+    return [c for c in nb["cells"] if any(
+        t.startswith("live-") for t in c.get("metadata", {}).get("tags", []))]
 
 
 def players_in(nb_path):

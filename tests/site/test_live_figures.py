@@ -57,9 +57,11 @@ BUDGET = 2_000_000
 # Text the issue names as edge cases, and some more.
 ZWJ_FAMILY = "👨\u200d👩\u200d👧\u200d👦"
 EDGE_TEXTS = [
-    "", " ", "a", ZWJ_FAMILY + " and 🏳️\u200d🌈, 👍🏽", "中文分词：我爱自然语言处理。日本語のテキスト",
+    "", " ", "a", ZWJ_FAMILY + " and 🏳️\u200d🌈, 👍🏽",
+    "中文分词：我爱自然语言处理。日本語のテキスト",
     "tabs\t\tand    many     spaces\n\n\n   \n", " " * 300 + "x" + "\n" * 40,
-    "cafe\u0301 naïve Ωμέγα Привет мир", "I'm sure they've paid 12345 coins...\nWE'LL SEE",
+    "cafe\u0301 naïve Ωμέγα Привет мир",
+    "I'm sure they've paid 12345 coins...\nWE'LL SEE",
     "<|endoftext|> is plain text here", "x = [i**2 for i in range(10)]  # squares\r\n",
 ]
 
@@ -266,7 +268,8 @@ def test_attention_matches_sdpa(figures, queue):
     assert np.allclose(got["A"], [[1, 0, 0], [0.196, 0.804, 0], [0.198, 0.401, 0.401]],
                        atol=5e-4)
     rng = np.random.default_rng(4)
-    cases = [(np.array([[1.0, 0], [0, 2], [1, 1]]), np.array([[1.0, 0], [1, 1], [0, 2]]),
+    cases = [(np.array([[1.0, 0], [0, 2], [1, 1]]),
+              np.array([[1.0, 0], [1, 1], [0, 2]]),
               np.array([[10.0, 1], [20, 2], [30, 3]]))]
     for S, dk, dv in [(1, 1, 1), (6, 4, 4), (4, 3, 2), (5, 1, 3), (2, 4, 1), (6, 2, 4)]:
         cases.append(tuple(np.round(rng.uniform(-3, 3, size), 2)
@@ -292,7 +295,8 @@ def test_attention_matches_sdpa(figures, queue):
                 big = np.abs(c * (Q @ K.T)).max()
                 tol = max(1e-6, 4 * np.finfo(np.float32).eps * big)
                 assert np.abs(np.array(got["A"]) - A).max() <= tol
-                assert np.abs(np.array(got["O"]) - O).max() <= tol * max(1.0, np.abs(V).max())
+                tol_O = tol * max(1.0, np.abs(V).max())
+                assert np.abs(np.array(got["O"]) - O).max() <= tol_O
                 logits = np.where(np.triu(np.ones_like(Q @ K.T), 1) * mask > 0, -np.inf,
                                   c * (Q @ K.T))
                 A64 = np.exp(logits - logits.max(1, keepdims=True))
@@ -389,7 +393,8 @@ def test_rope_matches_f_rope(figures, queue):
 @pytest.fixture(scope="module")
 def online_attention_row():
     """The chapter's own function, taken from its source."""
-    text = (ROOT / "chapters" / "08_toward_flashattention.md").read_text(encoding="utf-8")
+    chapter = ROOT / "chapters" / "08_toward_flashattention.md"
+    text = chapter.read_text(encoding="utf-8")
     source = re.search(r"^def online_attention_row\(.*?(?=^\S)", text, re.S | re.M)
     scope = {"math": math}
     exec(source.group(0), scope)
@@ -400,7 +405,8 @@ def test_online_softmax_tile_by_tile(figures, online_attention_row):
     fig = figures("online-softmax")
     rng = np.random.default_rng(8)
     cases = [([2.5], 1, None), ([1.0, 1.0, 1.0, 1.0], 3, None),
-             ([1000.0, -1000.0, 999.0], 2, [1.0, 2.0, 3.0]), ([-5.0, -6.0, -4.0], 10, None)]
+             ([1000.0, -1000.0, 999.0], 2, [1.0, 2.0, 3.0]),
+             ([-5.0, -6.0, -4.0], 10, None)]
     for n, tile in [(12, 4), (24, 4), (17, 5), (50, 1), (9, 9)]:
         cases.append((list(np.round(rng.normal(0, 2, n), 3)), tile,
                       list(np.round(rng.normal(0, 1, n), 3))))
@@ -418,8 +424,8 @@ def test_online_softmax_tile_by_tile(figures, online_attention_row):
             w = np.exp(seen - m)
             assert got["m"][t] == pytest.approx(m, rel=1e-12)
             assert got["r"][t] == pytest.approx(w.sum(), rel=1e-12)
-            assert got["out"][t] == pytest.approx(w @ v[: len(seen)] / w.sum(), rel=1e-9,
-                                                  abs=1e-12)
+            partial = w @ v[: len(seen)] / w.sum()
+            assert got["out"][t] == pytest.approx(partial, rel=1e-9, abs=1e-12)
         out, history = online_attention_row([1.0], [[x] for x in scores],
                                             [[x] for x in v], len(s), tile)
         assert np.allclose([h[0] for h in history], got["m"], rtol=1e-12)
@@ -441,7 +447,8 @@ def test_typing_alone_updates_the_figure(figures):
     assert fig.output()["m"] == 123
 
 
-def test_pages_weigh_under_budget_and_report_times(browser, site_html, tmp_path_factory):
+def test_pages_weigh_under_budget_and_report_times(browser, site_html,
+                                                   tmp_path_factory):
     """Every chapter page with a live figure, before a vocabulary is picked,
     loads under 2 MB (the files it reads); the time to the first result is
     printed. Then screenshots at 1280 and 390 px."""
@@ -526,8 +533,8 @@ def test_course_ranks_encode_like_the_tokenizer():
     assert tokens[:2] == ["!", "0"]
     course = BPETokenizer.load(path)
     assert len(tokens) - 2 == course.vocab_size == 256 + len(ranks["merges"])
-    enc = tiktoken.Encoding(name="course", pat_str=GPT4_SPLIT_PATTERN, special_tokens={},
-                            mergeable_ranks={base64.b64decode(t): i
+    enc = tiktoken.Encoding(name="course", pat_str=GPT4_SPLIT_PATTERN,
+                            special_tokens={}, mergeable_ranks={base64.b64decode(t): i
                                              for i, t in enumerate(tokens[2:])})
     text = (ROOT / "data" / "tinyshakespeare.txt").read_text(encoding="utf-8")[-20_000:]
     assert enc.encode_ordinary(text) == course.encode(text)
@@ -562,7 +569,8 @@ def test_place_swaps_the_player_for_the_figure():
     assert live.place(nb, {"rope"}) == ["rope"]
     (out,) = nb.cells[0].outputs
     assert 'data-live="rope"' in out["data"]["text/html"]
-    assert nb.cells[0].metadata["mystnb"]["code_prompt_show"].startswith("Builds a slider")
+    prompt = nb.cells[0].metadata["mystnb"]["code_prompt_show"]
+    assert prompt.startswith("Builds a slider")
     assert nb.cells[1].outputs[0]["text"] == "flipbook\n"  # not shown: it stays
     nb.cells[1].metadata["tags"] = ["live-nope"]
     with pytest.raises(ValueError, match="live-nope"):

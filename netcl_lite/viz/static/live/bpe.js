@@ -8,26 +8,37 @@
 (function () {
   "use strict";
   const el = Live.el;
-  const CHOICES = [["course", "this chapter's (Shakespeare, 8,192)"],
-                   ["gpt2", "GPT-2 (50,257)"], ["cl100k_base", "cl100k_base (GPT-4)"],
-                   ["o200k_base", "o200k_base (GPT-4o)"]];
-  const encoders = {};  // "name" or "course@k" -> Tiktoken
+  const CHOICES = [
+    ["course", "this chapter's (Shakespeare, 8,192)"],
+    ["gpt2", "GPT-2 (50,257)"],
+    ["cl100k_base", "cl100k_base (GPT-4)"],
+    ["o200k_base", "o200k_base (GPT-4o)"],
+  ];
+  const encoders = {}; // "name" or "course@k" -> Tiktoken
   const START = "To be, or not to be: that is the question.";
 
   function vocab(name) {
     return Live.loadScript("js-tiktoken.js")
-      .then(function () { return Live.loadScript("vocab/" + name + ".js"); })
-      .then(function () { return window.LIVE_VOCAB[name]; });
+      .then(function () {
+        return Live.loadScript("vocab/" + name + ".js");
+      })
+      .then(function () {
+        return window.LIVE_VOCAB[name];
+      });
   }
 
   function encoder(name, ranks, k) {
     const key = k === undefined ? name : name + "@" + k;
     if (!encoders[key]) {
       let r = ranks;
-      if (k !== undefined) {  // the 256 bytes and the first k merges
+      if (k !== undefined) {
+        // the 256 bytes and the first k merges
         const tokens = ranks.bpe_ranks.split(" ").slice(2, 2 + 256 + k);
-        r = {pat_str: ranks.pat_str, special_tokens: ranks.special_tokens,
-             bpe_ranks: "! 0 " + tokens.join(" ")};
+        r = {
+          pat_str: ranks.pat_str,
+          special_tokens: ranks.special_tokens,
+          bpe_ranks: "! 0 " + tokens.join(" "),
+        };
       }
       encoders[key] = new window.jsTiktoken.Tiktoken(r);
     }
@@ -38,30 +49,40 @@
   // trees of the final tokens (a merge made token 256 + i from merges[i]).
   function mergeSteps(ids, merges) {
     const seen = new Set();
-    const stack = ids.filter(function (i) { return i >= 256; });
+    const stack = ids.filter(function (i) {
+      return i >= 256;
+    });
     while (stack.length) {
       const id = stack.pop();
       if (seen.has(id)) continue;
       seen.add(id);
       for (const part of merges[id - 256]) if (part >= 256) stack.push(part);
     }
-    return Array.from(seen).sort(function (a, b) { return a - b; });
+    return Array.from(seen).sort(function (a, b) {
+      return a - b;
+    });
   }
 
-  let last = {text: null, tokenizer: null};
+  let last = { text: null, tokenizer: null };
 
   Live.register("bpe", {
     build: function (box, root) {
-      const select = el("select", {name: "tokenizer"});
+      const select = el("select", { name: "tokenizer" });
       for (const [value, label] of CHOICES) {
-        select.appendChild(el("option", {value: value, text: label}));
+        select.appendChild(el("option", { value: value, text: label }));
       }
       box.append(
-        Live.field("your text", el("textarea", {name: "text", rows: "3", spellcheck: "false"}, [START])),
+        Live.field(
+          "your text",
+          el("textarea", { name: "text", rows: "3", spellcheck: "false" }, [START]),
+        ),
         Live.field("tokenizer", select),
-        Live.field("merge step", el("input", {name: "step", type: "range", min: "0",
-                                               max: "0", value: "0"}),
-                   "this chapter's tokenizer only"));
+        Live.field(
+          "merge step",
+          el("input", { name: "step", type: "range", min: "0", max: "0", value: "0" }),
+          "this chapter's tokenizer only",
+        ),
+      );
       root.querySelector('[name="text"]').value = START;
     },
     compute: function (values, root) {
@@ -69,10 +90,14 @@
       const text = values.text;
       return vocab(name).then(function (ranks) {
         const enc = encoder(name, ranks);
-        const ids = enc.encode(text, [], []);  // special strings are plain text
-        const result = {tokenizer: name, ids: ids, tokens: ids.length,
-                        bytes: new TextEncoder().encode(text).length,
-                        characters: Array.from(text).length};
+        const ids = enc.encode(text, [], []); // special strings are plain text
+        const result = {
+          tokenizer: name,
+          ids: ids,
+          tokens: ids.length,
+          bytes: new TextEncoder().encode(text).length,
+          characters: Array.from(text).length,
+        };
         const slider = root.querySelector('[name="step"]');
         if (name === "course") {
           const steps = mergeSteps(ids, ranks.merges);
@@ -83,8 +108,8 @@
           const step = Number(slider.value);
           // after `step` merges of this text: the vocabulary up to its last one
           const k = step === 0 ? 0 : steps[step - 1] - 255;
-          const shown = step === steps.length ? ids
-            : encoder(name, ranks, k).encode(text, [], []);
+          const shown =
+            step === steps.length ? ids : encoder(name, ranks, k).encode(text, [], []);
           result.steps = steps;
           result.step = step;
           result.step_ids = shown;
@@ -95,49 +120,76 @@
           slider.disabled = true;
           result.step_ids = ids;
         }
-        last = {text: text, tokenizer: name};
+        last = { text: text, tokenizer: name };
         // for view() only, not part of the JSON
-        Object.defineProperty(result, "enc", {value: enc, enumerable: false});
+        Object.defineProperty(result, "enc", { value: enc, enumerable: false });
         return result;
       });
     },
     view: function (box, r) {
       const enc = r.enc;
-      const chips = el("div", {class: "live-chips"});
-      const decoder = new TextDecoder("utf-8", {fatal: true});
+      const chips = el("div", { class: "live-chips" });
+      const decoder = new TextDecoder("utf-8", { fatal: true });
       r.step_ids.forEach(function (id, i) {
         const bytes = enc.textMap.get(id);
         let label;
         try {
-          label = decoder.decode(bytes).replace(/ /g, "␣").replace(/\n/g, "↵")
-            .replace(/\t/g, "⇥").replace(/\r/g, "␍");
-        } catch (e) {  // part of a character: show its bytes
+          label = decoder
+            .decode(bytes)
+            .replace(/ /g, "␣")
+            .replace(/\n/g, "↵")
+            .replace(/\t/g, "⇥")
+            .replace(/\r/g, "␍");
+        } catch (e) {
+          // part of a character: show its bytes
           label = Array.from(bytes, function (b) {
             return b.toString(16).padStart(2, "0");
           }).join(" ");
         }
         const fresh = r.merge && id === r.steps[r.step - 1];
-        chips.appendChild(el("span", {class: "live-chip" + (fresh ? " live-fresh" : ""),
-                                       "data-hue": String(i % 6)}, [
-          el("span", {class: "live-chip-text", text: label}),
-          el("span", {class: "live-chip-id", text: String(id)})]));
+        chips.appendChild(
+          el(
+            "span",
+            {
+              class: "live-chip" + (fresh ? " live-fresh" : ""),
+              "data-hue": String(i % 6),
+            },
+            [
+              el("span", { class: "live-chip-text", text: label }),
+              el("span", { class: "live-chip-id", text: String(id) }),
+            ],
+          ),
+        );
       });
-      const counts = r.bytes + " bytes, " + r.characters + " characters, " +
-        r.tokens + " tokens" + (r.tokens ? " (" + (r.bytes / r.tokens).toFixed(2) +
-        " bytes per token)" : "");
-      box.append(el("p", {class: "live-counts", text: counts}));
+      const counts =
+        r.bytes +
+        " bytes, " +
+        r.characters +
+        " characters, " +
+        r.tokens +
+        " tokens" +
+        (r.tokens ? " (" + (r.bytes / r.tokens).toFixed(2) + " bytes per token)" : "");
+      box.append(el("p", { class: "live-counts", text: counts }));
       if (r.steps) {
         let what = "step " + r.step + " of " + r.steps.length;
         if (r.merge) {
           const piece = function (id) {
             return new TextDecoder().decode(enc.textMap.get(id)).replace(/ /g, "␣");
           };
-          what += ": '" + piece(r.merge[0]) + "' + '" + piece(r.merge[1]) + "' → " +
-            r.steps[r.step - 1] + "; " + r.step_ids.length + " tokens";
+          what +=
+            ": '" +
+            piece(r.merge[0]) +
+            "' + '" +
+            piece(r.merge[1]) +
+            "' → " +
+            r.steps[r.step - 1] +
+            "; " +
+            r.step_ids.length +
+            " tokens";
         } else {
           what += ": the UTF-8 bytes, before any merge";
         }
-        box.append(el("p", {class: "live-step", text: what}));
+        box.append(el("p", { class: "live-step", text: what }));
       }
       box.append(chips);
     },

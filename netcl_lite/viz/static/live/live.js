@@ -10,9 +10,9 @@
 // "done" or "error"; root.dataset.version counts the results written.
 (function () {
   "use strict";
-  if (window.Live) return;  // one copy per page
+  if (window.Live) return; // one copy per page
   const here = document.currentScript ? document.currentScript.src : "";
-  const Live = window.Live = {base: here.slice(0, here.lastIndexOf("/") + 1)};
+  const Live = (window.Live = { base: here.slice(0, here.lastIndexOf("/") + 1) });
   const figures = {};
   const loading = {};
 
@@ -23,7 +23,9 @@
       loading[rel] = new Promise(function (resolve, reject) {
         const s = document.createElement("script");
         s.src = Live.base + rel;
-        s.onload = function () { resolve(); };
+        s.onload = function () {
+          resolve();
+        };
         s.onerror = function () {
           delete loading[rel];
           reject(new Error("could not load " + rel));
@@ -44,16 +46,19 @@
       else e.setAttribute(k, v === true ? "" : v);
     }
     for (const c of [].concat(children || [])) {
-      if (c != null) e.appendChild(typeof c === "string" ? document.createTextNode(c) : c);
+      if (c != null)
+        e.appendChild(typeof c === "string" ? document.createTextNode(c) : c);
     }
     return e;
   };
 
   // A labelled control: <label>text <input ...></label>
   Live.field = function (label, control, hint) {
-    return Live.el("label", {class: "live-field"}, [
-      Live.el("span", {class: "live-label", text: label}), control,
-      hint ? Live.el("span", {class: "live-hint", text: hint}) : null]);
+    return Live.el("label", { class: "live-field" }, [
+      Live.el("span", { class: "live-label", text: label }),
+      control,
+      hint ? Live.el("span", { class: "live-hint", text: hint }) : null,
+    ]);
   };
 
   // {name: value} of every named form element: checkboxes give booleans,
@@ -70,16 +75,19 @@
   // An integer input's value in [lo, hi], or an Error naming it
   Live.integer = function (values, name, lo, hi) {
     const text = String(values[name]).trim();
-    if (!/^-?\d+$/.test(text)) throw new Error(name + " = '" + text + "': not an integer");
+    if (!/^-?\d+$/.test(text))
+      throw new Error(name + " = '" + text + "': not an integer");
     const v = Number(text);
-    if (v < lo || v > hi) throw new Error(name + " = " + v + ": must be " + lo + " to " + hi);
+    if (v < lo || v > hi)
+      throw new Error(name + " = " + v + ": must be " + lo + " to " + hi);
     return v;
   };
 
   Live.number = function (values, name) {
     const text = String(values[name]).trim();
     const v = Number(text);
-    if (text === "" || !Number.isFinite(v)) throw new Error(name + " = '" + text + "': not a number");
+    if (text === "" || !Number.isFinite(v))
+      throw new Error(name + " = '" + text + "': not a number");
     return v;
   };
 
@@ -87,11 +95,15 @@
   Live.list = function (values, name) {
     const text = String(values[name] || "").trim();
     if (!text) return [];
-    return text.split(/[\s,]+/).filter(Boolean).map(function (t) {
-      const v = Number(t);
-      if (!Number.isFinite(v)) throw new Error(name + ": '" + t + "' is not a number");
-      return v;
-    });
+    return text
+      .split(/[\s,]+/)
+      .filter(Boolean)
+      .map(function (t) {
+        const v = Number(t);
+        if (!Number.isFinite(v))
+          throw new Error(name + ": '" + t + "' is not a number");
+        return v;
+      });
   };
 
   // A seeded generator (mulberry32) and standard normals from it
@@ -101,21 +113,27 @@
     let a = seed >>> 0;
     let spare = null;
     const next = function () {
-      a = (a + 0x6D2B79F5) >>> 0;
+      a = (a + 0x6d2b79f5) >>> 0;
       let t = a;
       t = Math.imul(t ^ (t >>> 15), t | 1);
       t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-      return ((t ^ (t >>> 14)) >>> 0);
+      return (t ^ (t >>> 14)) >>> 0;
     };
-    const uniform = function () { return (next() + 0.5) / 4294967296; };
+    const uniform = function () {
+      return (next() + 0.5) / 4294967296;
+    };
     const normal = function () {
-      if (spare !== null) { const s = spare; spare = null; return s; }
+      if (spare !== null) {
+        const s = spare;
+        spare = null;
+        return s;
+      }
       const r = Math.sqrt(-2 * Math.log(uniform()));
       const angle = 2 * Math.PI * uniform();
       spare = r * Math.sin(angle);
       return r * Math.cos(angle);
     };
-    return {uint32: next, uniform: uniform, normal: normal};
+    return { uint32: next, uniform: uniform, normal: normal };
   };
 
   Live.fmt = function (x, digits) {
@@ -123,29 +141,35 @@
     if (x === -Infinity) return "−∞";
     if (!Number.isFinite(x)) return String(x);
     const d = digits === undefined ? 3 : digits;
-    const s = Math.abs(x) >= 1e5 || (Math.abs(x) < 1e-3 && x !== 0)
-      ? x.toExponential(d - 1) : x.toFixed(d);
+    const s =
+      Math.abs(x) >= 1e5 || (Math.abs(x) < 1e-3 && x !== 0)
+        ? x.toExponential(d - 1)
+        : x.toFixed(d);
     return s.replace("-", "−");
   };
 
   // A table of numbers with optional row and column labels
   Live.table = function (rows, opts) {
     opts = opts || {};
-    const t = Live.el("table", {class: "live-table"});
-    if (opts.caption) t.appendChild(Live.el("caption", {text: opts.caption}));
+    const t = Live.el("table", { class: "live-table" });
+    if (opts.caption) t.appendChild(Live.el("caption", { text: opts.caption }));
     if (opts.cols) {
-      const tr = Live.el("tr", {}, [Live.el("th", {text: opts.corner || ""})]);
-      for (const c of opts.cols) tr.appendChild(Live.el("th", {scope: "col", text: c}));
+      const tr = Live.el("tr", {}, [Live.el("th", { text: opts.corner || "" })]);
+      for (const c of opts.cols)
+        tr.appendChild(Live.el("th", { scope: "col", text: c }));
       t.appendChild(Live.el("thead", {}, tr));
     }
     const body = Live.el("tbody");
     rows.forEach(function (row, i) {
       const tr = Live.el("tr");
-      if (opts.rows) tr.appendChild(Live.el("th", {scope: "row", text: opts.rows[i]}));
+      if (opts.rows)
+        tr.appendChild(Live.el("th", { scope: "row", text: opts.rows[i] }));
       row.forEach(function (v, j) {
         const masked = opts.masked && opts.masked(i, j);
-        const td = Live.el("td", {class: masked ? "live-masked" : null,
-                                  text: masked ? "masked" : Live.fmt(v, opts.digits)});
+        const td = Live.el("td", {
+          class: masked ? "live-masked" : null,
+          text: masked ? "masked" : Live.fmt(v, opts.digits),
+        });
         if (opts.shade && !masked) td.style.background = opts.shade(v);
         tr.appendChild(td);
       });
@@ -159,12 +183,14 @@
     if (root.dataset.mounted) return;
     root.dataset.mounted = "1";
     root.dataset.version = "0";
-    const controls = Live.el("div", {class: "live-controls"});
-    const view = Live.el("div", {class: "live-view", "aria-live": "polite"});
-    const status = Live.el("p", {class: "live-status", role: "status"});
-    const output = Live.el("pre", {class: "live-json", "data-output": true});
-    const json = Live.el("details", {class: "live-json-box"}, [
-      Live.el("summary", {text: "These numbers as JSON"}), output]);
+    const controls = Live.el("div", { class: "live-controls" });
+    const view = Live.el("div", { class: "live-view", "aria-live": "polite" });
+    const status = Live.el("p", { class: "live-status", role: "status" });
+    const output = Live.el("pre", { class: "live-json", "data-output": true });
+    const json = Live.el("details", { class: "live-json-box" }, [
+      Live.el("summary", { text: "These numbers as JSON" }),
+      output,
+    ]);
     root.append(controls, status, view, json);
     fig.build(controls, root);
     let ticket = 0;
@@ -172,24 +198,29 @@
       const mine = ++ticket;
       root.dataset.state = "busy";
       const started = performance.now();
-      Promise.resolve().then(function () {
-        return fig.compute(Live.values(root), root);
-      }).then(function (result) {
-        if (mine !== ticket) return;
-        output.textContent = JSON.stringify(result);
-        view.replaceChildren();
-        fig.view(view, result, root);
-        status.textContent = "";
-        root.dataset.ms = (performance.now() - started).toFixed(1);
-        root.dataset.state = "done";
-        root.dataset.version = String(Number(root.dataset.version) + 1);
-      }, function (err) {
-        if (mine !== ticket) return;
-        output.textContent = JSON.stringify({error: String(err.message || err)});
-        status.textContent = String(err.message || err);
-        root.dataset.state = "error";
-        root.dataset.version = String(Number(root.dataset.version) + 1);
-      });
+      Promise.resolve()
+        .then(function () {
+          return fig.compute(Live.values(root), root);
+        })
+        .then(
+          function (result) {
+            if (mine !== ticket) return;
+            output.textContent = JSON.stringify(result);
+            view.replaceChildren();
+            fig.view(view, result, root);
+            status.textContent = "";
+            root.dataset.ms = (performance.now() - started).toFixed(1);
+            root.dataset.state = "done";
+            root.dataset.version = String(Number(root.dataset.version) + 1);
+          },
+          function (err) {
+            if (mine !== ticket) return;
+            output.textContent = JSON.stringify({ error: String(err.message || err) });
+            status.textContent = String(err.message || err);
+            root.dataset.state = "error";
+            root.dataset.version = String(Number(root.dataset.version) + 1);
+          },
+        );
     };
     root.liveUpdate = update;
     root.addEventListener("input", update);
