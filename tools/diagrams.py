@@ -105,7 +105,7 @@ def qkv_projections():
 
 def split_merge_heads():
     """(S, D) reshaped to (S, H, d_k), transposed to (H, S, d_k), and back."""
-    fig, ax = canvas(9.0, 3.9)
+    fig, ax = canvas(9.0, 4.3)
     S, H, dk, u = 4, 3, 2, 0.26
     hc = [COLORS["Q"], COLORS["K"], COLORS["V"]]
     y0 = 1.3
@@ -122,17 +122,22 @@ def split_merge_heads():
     ax.text(3.0 + H * (dk * u + 0.08) / 2, y0 + S * u + 0.1, "(S, H, $d_k$)",
             ha="center")
     arrow(ax, (4.9, y0 + S * u / 2), (5.8, y0 + S * u / 2), "transpose\n(permute)")
-    # (H, S, d_k): one (S, d_k) matrix per head, stacked
+    # (H, S, d_k): one (S, d_k) matrix per head, stacked; each label sits to
+    # the right of the top strip of its box, which the next box leaves free
+    dx, dy = 0.18, 0.45
     for h in range(H):
-        box(ax, 6.0 + h * 0.18, y0 + 0.9 - h * 0.45, dk * u, S * u, hc[h],
-            f"head {h}", size=9)
-    ax.text(6.5, y0 + S * u + 0.85, "(H, S, $d_k$)", ha="center")
-    ax.text(7.3, y0 + 0.35, "attention runs\nper head,\nH as a batch",
+        x, y = 6.0 + h * dx, y0 + 0.9 - h * dy
+        box(ax, x, y, dk * u, S * u, hc[h])
+        ax.text(x + dk * u + 0.08, y + S * u - dy / 2, f"head {h}", ha="left",
+                va="center", fontsize=10)
+    ax.text(6.0 + dk * u / 2, y0 + 0.9 + S * u + 0.12, "(H, S, $d_k$)",
+            ha="center")
+    ax.text(7.5, y0 + 0.2, "attention runs\nper head,\nH as a batch",
             fontsize=10, va="center")
     arrow(ax, (5.8, 0.55), (0.6, 0.55), "merge: transpose back to (S, H, $d_k$), "
           "reshape to (S, D), then $W_O$", offset=(0, -0.42),
           connectionstyle="arc3,rad=0")
-    ax.text(4.5, 3.55, "Splitting and merging heads (S = 4, H = 3, $d_k$ = 2)",
+    ax.text(4.5, 3.95, "Splitting and merging heads (S = 4, H = 3, $d_k$ = 2)",
             ha="center", fontsize=12)
     return save(fig, "05_split_merge_heads.png")
 
