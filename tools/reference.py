@@ -394,7 +394,7 @@ def link_chapters(text, docs, role=":doc:"):
 
 
 SUBSTITUTION = re.compile(r"\|(\w+)\|")           # <|eot_id|>, not a reST substitution
-STARS = re.compile(r"(?<![\w*\\])(\*\*?)(?=\w)")  # *args, **values: not emphasis
+STARS = re.compile(r"(?<!\\)(\*+)")  # *args, **values, kernels/*.cl: plain stars
 
 
 def prose(line, docs):

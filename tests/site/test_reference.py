@@ -220,3 +220,12 @@ def test_the_site_holds_the_reference_in_its_search_index(site_html):
     text = (site_html / "searchindex.js").read_text(encoding="utf-8")
     data = json.loads(text[text.index("(") + 1:text.rindex(")")])
     assert "train_from_iterator" in json.dumps(data["objects"])
+
+
+@pytest.mark.parametrize("page", [p for p, _, _ in reference.PACKAGES])
+def test_docstrings_render_without_broken_markup(site_html, page):
+    """A docstring is plain text: a lone star (``kernels/*.cl``) or a bar
+    must not turn into reST markup that docutils flags as problematic."""
+    text = (site_html / "reference" / f"{page}.html").read_text(encoding="utf-8")
+    broken = re.findall(r'class="problematic"[^>]*>([^<]*)<', text)
+    assert not broken, f"reference/{page}.html: problematic markup {broken}"
