@@ -11,6 +11,7 @@ import json
 import os
 import pathlib
 import re
+import unicodedata
 
 import pytest
 
@@ -42,6 +43,9 @@ def pdf_pages(course_pdf):
 
 
 def _squash(text):
+    """No whitespace, ligatures spelled out (rooﬂine: NFKC), and Sphinx's
+    smart quotes (machine’s) as typed."""
+    text = unicodedata.normalize("NFKC", text).translate(str.maketrans("‘’“”", "''\"\""))
     return re.sub(r"\s+", "", text)
 
 
