@@ -14,6 +14,7 @@ import pathlib
 import shutil
 import threading
 import urllib.parse
+import urllib.request
 
 import pytest
 
@@ -138,3 +139,33 @@ def offline_phone(browser):
     ctx = OfflineContext(browser, viewport={"width": 390, "height": 844})
     yield ctx
     ctx.close()
+
+
+@pytest.fixture(scope="module")
+def disk(browser, site_html):
+    """A context that may open the site's own files (file://) and nothing
+    else; it records each file read (``.files``) and each request refused
+    (``.refused``). The live figures' tests open pages in it."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900},
+                                  service_workers="block")
+    context.refused, context.files = [], []
+    site = site_html.resolve()
+
+    def route(r):
+        url = r.request.url
+        scheme = url.split(":", 1)[0]
+        if scheme in ("data", "blob", "about"):
+            return r.continue_()
+        if scheme == "file":
+            path = pathlib.Path(urllib.request.url2pathname(
+                urllib.parse.urlsplit(url).path)).resolve()
+            if path == site or site in path.parents:
+                context.files.append(path)
+                return r.continue_()
+        context.refused.append(url)
+        r.abort("blockedbyclient")
+
+    context.route("**/*", route)
+    yield context
+    context.close()
+

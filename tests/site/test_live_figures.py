@@ -77,33 +77,6 @@ def queue():
     return manager.default("auto").queue
 
 
-@pytest.fixture(scope="module")
-def disk(browser, site_html):
-    """A context that may open the site's own files and nothing else."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900},
-                                  service_workers="block")
-    context.refused, context.files = [], []
-    site = site_html.resolve()
-
-    def route(r):
-        url = r.request.url
-        scheme = url.split(":", 1)[0]
-        if scheme in ("data", "blob", "about"):
-            return r.continue_()
-        if scheme == "file":
-            path = pathlib.Path(urllib.request.url2pathname(
-                urllib.parse.urlsplit(url).path)).resolve()
-            if path == site or site in path.parents:
-                context.files.append(path)
-                return r.continue_()
-        context.refused.append(url)
-        r.abort("blockedbyclient")
-
-    context.route("**/*", route)
-    yield context
-    context.close()
-
-
 class Figure:
     """One chapter page with its live figure, and its console errors."""
 
