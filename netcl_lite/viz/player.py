@@ -118,10 +118,29 @@ class Player:
 
     # --- frames -----------------------------------------------------------
 
-    def render(self, **values):
-        """PNG bytes of draw(fig, **values); same values, same bytes."""
+    def layout(self, **values):
+        """Where constrained layout puts the axes of draw(fig, **values):
+        one box (x0, y0, width, height in figure fractions) per axes."""
         fig = matplotlib.figure.Figure(figsize=self.figsize, layout="constrained")
         self.draw(fig, **values)
+        fig.draw_without_rendering()           # runs the layout engine
+        return [tuple(ax.get_position().bounds) for ax in fig.axes]
+
+    def render(self, **values):
+        """PNG bytes of draw(fig, **values); same values, same bytes.
+
+        Every frame puts its axes where constrained layout put those of the
+        first frame shown (``self.boxes``), so a plot does not shift as a
+        slider moves, and the layout is solved once, not once a frame. A
+        frame with another number of axes is laid out on its own."""
+        boxes = getattr(self, "boxes", None)
+        fig = matplotlib.figure.Figure(figsize=self.figsize)
+        self.draw(fig, **values)
+        if boxes is not None and len(fig.axes) == len(boxes):
+            for ax, box in zip(fig.axes, boxes):
+                ax.set_position(box)
+        else:
+            fig.set_layout_engine("constrained")
         buf = io.BytesIO()
         fig.savefig(buf, format="png", dpi=self.dpi, facecolor="white",
                     metadata={"Software": None})
@@ -135,6 +154,8 @@ class Player:
 
     def _render_all(self):
         keys = list(self.controls)
+        self.boxes = self.layout(**{k: self.controls[k].values[self.start[k]]
+                                    for k in keys})
         frames, order, seen = [], [], {}
         for combo in itertools.product(*(self.controls[k].values for k in keys)):
             png = self.render(**dict(zip(keys, combo)))

@@ -28,12 +28,49 @@ def make(**kw):
 def test_one_frame_per_combination_in_row_major_order():
     CALLS.clear()
     p = make()
-    assert CALLS == [(1, "line"), (1, "dots"), (2, "line"), (2, "dots"),
-                     (3, "line"), (3, "dots")]
+    assert CALLS[0] == (1, "line")        # the start frame, laid out once
+    assert CALLS[1:] == [(1, "line"), (1, "dots"), (2, "line"), (2, "dots"),
+                         (3, "line"), (3, "dots")]
     assert len(p.order) == 6 and len(set(p.order)) == len(p.frames) == 6
     assert p.frame(n=2, style="dots") == p.frames[p.order[3]]
     for png in p.frames:
         assert png.startswith(b"\x89PNG")
+
+
+def test_every_frame_keeps_the_start_frames_layout():
+    """The axes do not move between frames, even where the content would
+    move them (a long title in one frame only), and a frame with another
+    number of axes gets a layout of its own."""
+    import matplotlib.figure
+
+    boxes = []
+
+    def titled(fig, long, extra):
+        ax = fig.add_subplot(1, 2 if extra else 1, 1)
+        ax.set_title("a much longer title\nover two lines" if long else "t")
+        if extra:
+            fig.add_subplot(1, 2, 2)
+
+    p = player(titled, {"long": [False, True], "extra": [False, True]},
+               name="kept", figsize=(3, 2), dpi=40)
+    real = matplotlib.figure.Figure.savefig
+
+    def spy(fig, *args, **kw):
+        fig.draw_without_rendering()
+        boxes.append([tuple(ax.get_position().bounds) for ax in fig.axes])
+        return real(fig, *args, **kw)
+
+    matplotlib.figure.Figure.savefig = spy
+    try:
+        one = [p.render(long=v, extra=False) for v in (False, True)]
+        two = p.render(long=False, extra=True)
+    finally:
+        matplotlib.figure.Figure.savefig = real
+    assert boxes[0] == boxes[1] == p.boxes         # the same place, both titles
+    assert len(boxes[2]) == 2                       # laid out on its own
+    assert one[0] == p.frame(long=False, extra=False)
+    assert one[1] == p.frame(long=True, extra=False) and two == p.frame(
+        long=False, extra=True)
 
 
 def test_frames_are_deterministic_and_identical_ones_are_stored_once():
