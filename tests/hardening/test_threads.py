@@ -1,5 +1,7 @@
 """Two threads on one device: forward passes and training give the results
-that one thread gives, and a Tape belongs to the thread that opened it.
+that one thread gives, on one shared queue or on a queue per thread (as
+chapters 10 and 11 train their runs), and a Tape belongs to the thread that
+opened it.
 
 The threaded runs happen in a child process, so that a crash (a segfault in
 the OpenCL driver) fails this test instead of ending the test session.
@@ -13,6 +15,7 @@ import textwrap
 CHILD = textwrap.dedent("""
     import sys, threading
     import numpy as np
+    import pyopencl as cl
     import netcl_lite.autograd as ag
     from netcl_lite.core.device import manager
     from netcl_lite.nn import DecoderConfig, DecoderLM
@@ -26,8 +29,8 @@ CHILD = textwrap.dedent("""
         ids = np.random.default_rng(seed).integers(0, 32, size=(2, 10))
         return [model(ids).value.to_host() for _ in range(ROUNDS)]
 
-    def train(seed):
-        model = DecoderLM(queue, DecoderConfig(**CFG))
+    def train(seed, on=None):
+        model = DecoderLM(on or queue, DecoderConfig(**CFG))
         opt = AdamW(model.parameters(), lr=1e-2)
         rng = np.random.default_rng(seed)
         losses = []
@@ -65,6 +68,9 @@ CHILD = textwrap.dedent("""
     for a, b in zip(alone, together):
         for x, y in zip(a, b):
             assert np.array_equal(x, y), (x, y)
+    own = in_threads([lambda: train(3, cl.CommandQueue(queue.context)),
+                      lambda: train(4, cl.CommandQueue(queue.context))])
+    assert own == alone[2:], (own, alone[2:])     # a queue each: the same bits
 
     # thread B generates with a KV cache while thread A holds an open Tape
     opened, done = threading.Event(), threading.Event()
