@@ -114,6 +114,7 @@ class Player:
             if value not in c.values:
                 raise ValueError(f"start {key}={value!r} is not one of {c.values}")
             self.start[key] = c.values.index(value)
+        self.boxes = None           # the start frame's layout, once drawn
         self.frames, self.order = self._render_all()
 
     # --- frames -----------------------------------------------------------
@@ -133,11 +134,10 @@ class Player:
         first frame shown (``self.boxes``), so a plot does not shift as a
         slider moves, and the layout is solved once, not once a frame. A
         frame with another number of axes is laid out on its own."""
-        boxes = getattr(self, "boxes", None)
         fig = matplotlib.figure.Figure(figsize=self.figsize)
         self.draw(fig, **values)
-        if boxes is not None and len(fig.axes) == len(boxes):
-            for ax, box in zip(fig.axes, boxes):
+        if self.boxes is not None and len(fig.axes) == len(self.boxes):
+            for ax, box in zip(fig.axes, self.boxes):
                 ax.set_position(box)
         else:
             fig.set_layout_engine("constrained")
