@@ -7,6 +7,7 @@ Chapter 1 builds it from the pieces in this folder:
     naive.py       the teaching trainer (get_stats, merge)
     train.py       the same merges, fast (dedupe + index + lazy heap)
     encode.py      merging one chunk by rank (heap + linked list)
+    cache.py       the chunk cache: each distinct chunk merged once
     special.py     control strings such as "<|endoftext|>"
     fileformat.py  save / load
     pretrained.py  reading GPT-2 and tiktoken vocabulary files
@@ -29,8 +30,8 @@ anything but a str raises a TypeError; decoding anything but int ids too.
 """
 
 import numbers
-from array import array
 
+from .cache import ChunkCache, pack, unpack
 from .encode import merge_by_rank
 from .fileformat import read_bpe, write_bpe
 from .patterns import GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN, check_pattern
@@ -44,12 +45,6 @@ from .vocabularies import find_files
 
 _CACHE_SIZE = 100_000  # chunks remembered (besides whole tokens) before starting over
 _BLOCK = 1 << 16  # chunks looked up at a time
-_IDS = "I" if array("I").itemsize >= 4 else "L"  # an unsigned C type of 4+ bytes
-
-
-def _pack(ids):
-    """Token ids as bytes, for the chunk cache."""
-    return array(_IDS, ids).tobytes()
 
 
 class BPETokenizer:
@@ -130,7 +125,8 @@ class BPETokenizer:
         for text, idx in self._special_tokens.items():
             self._id_to_bytes[idx] = text.encode("utf-8")
         self._whole_tokens = {}  # chunk -> packed id; tiktoken's, ignore_merges' rule
-        self._cache = {}  # chunk -> packed ids; always holds the whole tokens too
+        # chunk -> packed ids, merged on first lookup; holds the whole tokens too
+        self._cache = ChunkCache(self._encode_chunk)
         self._special_split = {}  # frozenset of allowed specials -> compiled split
 
     @property
@@ -254,29 +250,25 @@ class BPETokenizer:
         return ids
 
     def _encode_ordinary(self, text):
-        """Split, merge each chunk the cache does not know, then look all up.
+        """Split, then look every chunk up in the cache (cache.py).
 
-        Most chunks repeat, so the work per chunk is a dictionary lookup. The
-        cache keeps a chunk's ids packed as bytes (4 per id), so that joining
-        them is one `bytes.join` and unpacking one `array.tolist`: every loop
-        over the chunks runs in C. It goes one block of chunks at a time, so
-        the cache never holds more than a block beyond its size.
+        Most chunks repeat, so the work per chunk is a dictionary lookup, and
+        a chunk the cache lacks is merged during that same lookup. The ids
+        are packed as bytes, so that joining them is one `bytes.join` and
+        unpacking one `array.tolist`: every loop over the chunks runs in C.
+        It goes one block of chunks at a time, so the cache never holds more
+        than a block beyond its size.
         """
         cache = self._cache
         chunks = self._split(text)
         packed = []
         for start in range(0, len(chunks), _BLOCK):
             block = chunks[start:start + _BLOCK] if len(chunks) > _BLOCK else chunks
-            try:  # warm: every chunk is known
-                packed.append(b"".join(map(cache.__getitem__, block)))
-            except KeyError:
-                for chunk in set(block).difference(cache):
-                    cache[chunk] = _pack(self._encode_chunk(chunk))
-                packed.append(b"".join(map(cache.__getitem__, block)))
+            packed.append(b"".join(map(cache.__getitem__, block)))
             if len(cache) > len(self._whole_tokens) + _CACHE_SIZE:
                 cache.clear()  # start over, keeping the whole tokens
                 cache.update(self._whole_tokens)
-        return array(_IDS, b"".join(packed)).tolist()
+        return unpack(b"".join(packed))
 
     def _encode_chunk(self, chunk):
         """Merge a chunk: its bytes as byte ids, merged by rank."""
@@ -297,7 +289,7 @@ class BPETokenizer:
         for idx in self._vocab if ids is None else ids:
             raw = self._vocab[idx]
             try:
-                whole[raw.decode("utf-8")] = _pack([idx])
+                whole[raw.decode("utf-8")] = pack([idx])
             except UnicodeDecodeError:
                 pass  # a token that is part of a character is never a whole chunk
         self._whole_tokens = whole
