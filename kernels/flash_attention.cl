@@ -228,19 +228,24 @@ __kernel void flash_attention_forward(__global const float *q,
             for (int r = 0; r < rt * TR; r++)
                 mask_row(s + r * BK, first_key(i0 + r, Sq, Sk, window) - k0,
                          visible_keys(i0 + r, Sq, Sk, causal) - k0);
+        // Only the first nv vectors of a row hold keys that tile_acc reads
+        // (j < nj); past them every score is -inf, whose p is exactly 0,
+        // so leaving them out changes no max and no sum (a short block
+        // near the diagonal skips most of its exponentials).
+        int nv = (nj + 7) / 8;
         for (int r = 0; r < rt * TR; r++) { // online softmax, row by row
             __private float8 *sr = (__private float8 *)(s + r * BK);
-            float8 mx = max_nan(sr[0], sr[1]), my = max_nan(sr[2], sr[3]);
-            float8 mz = max_nan(sr[4], sr[5]), mw = max_nan(sr[6], sr[7]);
-            float mb = hmax8(max_nan(max_nan(mx, my), max_nan(mz, mw)));
+            float8 mv = sr[0];
+            for (int j = 1; j < nv; j++) mv = max_nan(mv, sr[j]);
+            float mb = hmax8(mv);
             // written so that a NaN score (mb) stays NaN: max(m, NaN) = NaN
             float mnew = m[r] > mb ? m[r] : mb;
             if (mnew == -INFINITY) {        // nothing seen yet: P = 0
-                for (int j = 0; j < BK / 8; j++) sr[j] = 0.0f;
+                for (int j = 0; j < nv; j++) sr[j] = 0.0f;
                 continue;
             }
             float8 sum = 0.0f;
-            for (int j = 0; j < BK / 8; j++) {
+            for (int j = 0; j < nv; j++) {
                 sr[j] = exp2_poly(sr[j] - mnew);
                 sum += sr[j];
             }
@@ -332,10 +337,11 @@ __kernel void flash_attention_backward_dq(
             for (int r = 0; r < TR; r++)
                 mask_row(s + r * BK, first_key(i0 + r, Sq, Sk, window) - k0,
                          visible_keys(i0 + r, Sq, Sk, causal) - k0);
+        int nv = (nj + 7) / 8;              // as in the forward: j < nj only
         for (int r = 0; r < TR; r++) {
             __private float8 *sr = (__private float8 *)(s + r * BK);
             __private float8 *dpr = (__private float8 *)(dp + r * BK);
-            for (int j = 0; j < BK / 8; j++) {
+            for (int j = 0; j < nv; j++) {
                 float8 p = exp2_poly(sr[j] - lse[r]);
                 sr[j] = p * (dpr[j] - dr[r]);  // dS
             }
@@ -378,9 +384,10 @@ __kernel void flash_attention_backward_dkv(
     __private float lcol[BK] ALIGNED, dcol[BK] ALIGNED;
     load_rows(a, k + (long)kvh * Sk * D, j0, Sk, D, c);
     load_rows(g, v + (long)kvh * Sk * DV, j0, Sk, DV, 1.0f);
-    for (int r = 0; r < TR; r++)
-        for (int e = 0; e < DMAX; e++)
-            dka[r * DMAX + e] = dva[r * DMAX + e] = 0.0f;
+    for (int r = 0; r < TR; r++) {          // the columns tile_acc adds into
+        for (int e = 0; e < DP; e++) dka[r * DMAX + e] = 0.0f;
+        for (int e = 0; e < DVP; e++) dva[r * DMAX + e] = 0.0f;
+    }
     int jlast = j0 + TR - 1 < Sk ? j0 + TR - 1 : Sk - 1;
     // the first query that sees key j0, on a panel boundary
     int istart = causal ? j0 - off : 0;
@@ -417,11 +424,12 @@ __kernel void flash_attention_backward_dkv(
             }
             __private const float8 *lc = (__private const float8 *)lcol;
             __private const float8 *dc = (__private const float8 *)dcol;
+            int nv = (ni + 7) / 8;          // tile_acc reads j < ni only
             for (int r = 0; r < TR; r++) {
                 __private float8 *sr = (__private float8 *)(s + r * BK);
                 __private float8 *dpr = (__private float8 *)(dp + r * BK);
                 __private float8 *pr = (__private float8 *)(pcopy + r * BK);
-                for (int j = 0; j < BK / 8; j++) {
+                for (int j = 0; j < nv; j++) {
                     float8 p = exp2_poly(sr[j] - lc[j]);
                     pr[j] = p;
                     sr[j] = p * (dpr[j] - dc[j]);  // dS^T

@@ -39,7 +39,7 @@ import numbers
 import pyopencl as cl
 
 from netcl_lite.autograd import nodes, record
-from netcl_lite.core.program import LOCAL_1D, ceil_div, launch
+from netcl_lite.core.program import LOCAL_1D, ceil_div, launch, local_1d
 from netcl_lite.core.tensor import Tensor
 from netcl_lite.core.validate import check_qkv
 from netcl_lite.functional.flash_attention_simple import (check_window,
@@ -184,8 +184,9 @@ def fast_attention(q, k, v, causal, batch, H, HKV, sm=None, window=0):
     # 12 rows per work-item share each block of k and v; 6 when that would
     # leave under 16 work-groups of 64 to share out between the cores
     rt = RT if BH * ceil_div(Sq, RT * TR) >= 16 * 64 else 1
+    items = BH * ceil_div(Sq, rt * TR)
     launch(queue, "flash_attention", "flash_attention_forward",
-           (BH * ceil_div(Sq, rt * TR),), LOCAL_1D, q.value, kt, vr, out, lse2,
+           (items,), local_1d(items), q.value, kt, vr, out, lse2,
            BH, rep, Sq, Sk, _round16(Sk), D, DV, _round16(DV), c, causal, rt,
            window)
     del kt, vr  # the backward packs again: only q, k, v, out, lse2 stay alive
@@ -197,8 +198,9 @@ def fast_attention(q, k, v, causal, batch, H, HKV, sm=None, window=0):
         vt = _pack_panels(vv, BHKV, Sk, DV)        # (BHKV, Sk16/16, DV, 16)
         gq = Tensor.empty(queue, q.shape)
         drow = Tensor.empty(queue, (BH, Sq))       # rowsum(dO * O)
+        items = BH * ceil_div(Sq, TR)
         launch(queue, "flash_attention", "flash_attention_backward_dq",
-               (BH * ceil_div(Sq, TR),), LOCAL_1D, qv, kt, kr, vt, out, g, lse2,
+               (items,), local_1d(items), qv, kt, kr, vt, out, g, lse2,
                gq, drow, BH, rep, Sq, Sk, _round16(Sk), D, _round16(D), DV,
                c, sm, causal, window)
         del kt, kr, vt
@@ -208,8 +210,9 @@ def fast_attention(q, k, v, causal, batch, H, HKV, sm=None, window=0):
         gr = _pack_rows(g, BH, Sq, DV)             # (BH, Sq16, DV16)
         gk = Tensor.empty(queue, k.shape)
         gv = Tensor.empty(queue, v.shape)
+        items = BHKV * ceil_div(Sk, TR)
         launch(queue, "flash_attention", "flash_attention_backward_dkv",
-               (BHKV * ceil_div(Sk, TR),), LOCAL_1D, kv, vv, qt, qr, gt, gr, lse2,
+               (items,), local_1d(items), kv, vv, qt, qr, gt, gr, lse2,
                drow, gk, gv, BHKV, rep, Sq, Sk, _round16(Sq), D, _round16(D),
                DV, _round16(DV), c, sm, causal, window)
         return gq, gk, gv

@@ -45,7 +45,8 @@ import math
 import numpy as np
 
 from netcl_lite.autograd import nodes, record
-from netcl_lite.core.program import LOCAL_1D, LOCAL_2D, ceil_div, launch
+from netcl_lite.core.program import (LOCAL_1D, LOCAL_2D, ceil_div, launch,
+                                     local_1d)
 from netcl_lite.core.tensor import Tensor
 from netcl_lite.core.tune import matmul_config, options
 from netcl_lite.core.validate import min_ndim
@@ -54,7 +55,6 @@ FAST_MIN_MNK = 48 ** 3  # below: the simple kernel is faster (one launch, no til
 FEW_ROWS = 8            # M below this: matmul_few_rows, for every tile (and the
                         # fast path at any M*N*K once N*K >= FEW_ROWS_MIN_NK)
 FEW_ROWS_MIN_NK = 64 * 64
-LOCAL_FEW = (8,)        # matmul_tiled's work-group when it has few work-items
 FEW_V = 8               # vectors of C per work-item in matmul_few_rows (at most)
 PACK_ROWS = 64          # rows k per work-item of the packing kernels (matmul.cl)
 PACK_MIN_K = 512        # beyond this K a long walk: see _a_in_place, _b_in_place
@@ -105,16 +105,6 @@ def _row_blocks(batch, PM, PN):
     while RB > 1 and batch * ceil_div(PM, RB) * PN < 16 * 64:
         RB //= 2
     return RB
-
-
-def _tiled_local(items):
-    """The work-group size of matmul_tiled: LOCAL_1D (64), or LOCAL_FEW (8)
-    when that would make under 16 groups. The cores share out whole groups,
-    so 88 work-items, the (128 x 2048) @ (2048 x 64) weight gradient, in
-    groups of 64 leave one core 64 tiles and the other 24 (measured, two
-    cores: 297 us in groups of 64, 184 us in groups of 8). A third local
-    size costs PoCL one more compile of matmul_tiled, once per machine."""
-    return LOCAL_1D if items >= 16 * LOCAL_1D[0] else LOCAL_FEW
 
 
 def _b_in_place(N, K, b_strides, VW, NR, a_in_place):
@@ -212,7 +202,7 @@ def matmul_tiled_strided(a, b, batch, M, N, K, a_strides, b_strides, config=None
                LOCAL_2D, b, bq, b_batch, K, N, *b_args, options=opts)
     RB = _row_blocks(batch, PM, PN)
     items = batch * ceil_div(PM, RB) * PN
-    launch(queue, "matmul", "matmul_tiled", (items,), _tiled_local(items),
+    launch(queue, "matmul", "matmul_tiled", (items,), local_1d(items),
            aq, bq, out, batch, M, N, K, RB, np.int64(a_st[0]), a_st[1],
            a_st[2], np.int64(b_bs), np.int64(b_ps), ldb, b_packed, a_packed,
            options=opts)
