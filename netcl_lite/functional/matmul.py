@@ -58,6 +58,7 @@ FEW_ROWS_MIN_NK = 64 * 64
 FEW_V = 8               # vectors of C per work-item in matmul_few_rows (at most)
 PACK_ROWS = 64          # rows k per work-item of the packing kernels (matmul.cl)
 PACK_MIN_K = 512        # beyond this K a long walk: see _a_in_place, _b_in_place
+ALIAS_MIN_M = 64        # from these rows of A, aliasing rows of B are packed
 RT_M, RT_N = 4, 8       # the block of C per work-item of matmul_register_tile
 
 
@@ -107,19 +108,26 @@ def _row_blocks(batch, PM, PN):
     return RB
 
 
-def _b_in_place(N, K, b_strides, VW, NR, a_in_place):
+def _b_in_place(M, N, K, b_strides, VW, NR, a_in_place):
     """Can matmul_tiled read B where it is? Rows contiguous and VW-aligned,
-    N >= NR (the last panel shifts back), and not a long walk (K > PACK_MIN_K)
-    down B's rows that are a multiple of 2 KB apart (they map to the same
-    cache sets and evict each other) or beside a packed A (the weight
-    gradient). A long walk meets a new page every few rows, which the
+    N >= NR (the last panel shifts back), and the rows not a multiple of
+    2 KB apart (b_rs % 512 == 0) when a panel of them is read many times.
+    Such rows map to the same few cache sets and evict each other (4 KB
+    apart, all of them meet in one of L1's 64 sets), so every row panel
+    of A reads its B panel again from L2: with M >= ALIAS_MIN_M they are
+    packed whatever K (measured, two cores, copies included: (2048 x 128)
+    @ (128 x 1024) 11.4 ms in place, 9.1 packed; (256 x 512) @ (512 x 512)
+    3.6 and 1.9 ms; N = 352, rows 1408 bytes apart: the same either way).
+    Nor a long walk (K > PACK_MIN_K) beside a packed A (the weight
+    gradient): a long walk meets a new page every few rows, which the
     prefetcher does not follow; a packed panel is one contiguous stream, and
     the copy costs a few percent (measured, one core, A^T packed, K = 2048:
     (128 x 2048) @ (2048 x 1024) 61 GFLOP/s with B in place, 87 packed,
     copies included; @ (2048 x 352): 82 and 95)."""
     b_bs, b_rs, b_cs = b_strides
-    long_walk = K > PACK_MIN_K and (b_rs % 512 == 0 or not a_in_place)
-    return (b_cs == 1 and N >= NR and not long_walk
+    aliased = b_rs % 512 == 0 and (M >= ALIAS_MIN_M or K > PACK_MIN_K)
+    long_walk = K > PACK_MIN_K and not a_in_place
+    return (b_cs == 1 and N >= NR and not aliased and not long_walk
             and N % VW == 0 and b_rs % VW == 0 and b_bs % VW == 0)
 
 
@@ -176,7 +184,7 @@ def matmul_tiled_strided(a, b, batch, M, N, K, a_strides, b_strides, config=None
     # only adds a copy (measured, 14-row tile, (13 x 2048) @ (2048 x 128):
     # 316 us with B in place, 354 us packed).
     pack_a = M < MR or not a_in_place
-    pack_b = not _b_in_place(N, K, b_strides, VW, NR, a_in_place)
+    pack_b = not _b_in_place(M, N, K, b_strides, VW, NR, a_in_place)
     b_batch = 1 if b_strides[0] == 0 else batch
     k_blocks = ceil_div(K, PACK_ROWS)
     aq, a_st, a_packed = a, a_strides, 0
