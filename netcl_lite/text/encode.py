@@ -41,7 +41,7 @@ import heapq
 from itertools import repeat
 from operator import add
 
-SHORT = 48  # tokens; up to here `_rescan`, above it the other two
+SHORT = 96  # tokens; up to here `_rescan`, above it the other two
 ROUND_SHARE = 256  # a round must merge at least 1 / ROUND_SHARE of the chunk
 _NONE = 1 << 62  # the "rank" of a pair that has none, above every real rank
 

@@ -118,9 +118,10 @@ class Splitter:
                 chunks += self._fast(text[start:cut.end()])
                 start = cut.end()
             # regex from there on, while non-ASCII characters come closer than
-            # _STRETCH to each other, then to the next sure boundary
+            # _STRETCH to each other, then to the next sure boundary (none
+            # found: less than _STRETCH ASCII is left, regex takes it too)
             last = _dense_end(_STRETCH).search(text, found.start())
-            cut = _CUT.search(text, last.end())
+            cut = None if last is None else _CUT.search(text, last.end())
             stop = end if cut is None else cut.end()
             chunks += self._slow(text[start:stop])
             start = stop
@@ -130,8 +131,8 @@ class Splitter:
 @functools.lru_cache(maxsize=None)
 def _dense_end(stretch):
     """A pattern that finds a non-ASCII character followed by `stretch` ASCII
-    ones (or by ASCII to the end): where a run of dense non-ASCII text ends."""
-    return re.compile(rf"[^\x00-\x7f](?=[\x00-\x7f]{{{stretch}}}|[\x00-\x7f]*\Z)")
+    ones: where a run of dense non-ASCII text ends."""
+    return re.compile(rf"[^\x00-\x7f](?=[\x00-\x7f]{{{stretch}}})")
 
 
 def lone_surrogate_error(text, where="text"):
