@@ -8,7 +8,7 @@ differently:
   per line, "Ġ t"). Tokens are spelled with printable stand-ins for bytes,
   the `bytes_to_unicode` table: the space byte 0x20 is written "Ġ".
 - tiktoken ships one rank file, "base64(token bytes) rank" per line, and no
-  merges at all. Encoding does not need them (`pair_ranks`: two tokens merge
+  merges at all. Encoding does not need them (`PairRanks`: two tokens merge
   when their joined bytes are a token, lowest rank first, as tiktoken does).
   `merges_from_ranks` rebuilds them when asked: a token of rank r is what
   BPE makes of its own bytes using only the tokens ranked below r, and the
@@ -133,36 +133,29 @@ def check_ranks(ranks):
     return by_rank
 
 
-def pair_ranks(token_ranks):
-    """tiktoken's merge rule as a dict: (left id, right id) -> the rank of
-    the joined bytes, for every two tokens whose joined bytes are a token.
+class PairRanks:
+    """tiktoken's merge rule as a lookup: (left id, right id) -> the rank of
+    the joined bytes, or None when they are not a token.
 
-    A tiktoken file lists tokens, not merges: two adjacent tokens merge when
-    their joined bytes are a token, lowest rank first. Such a pair is a cut
-    of a token into two tokens, so cutting every token at every place where
-    both halves are tokens finds all of them. Built once when a vocabulary
-    loads, the dict makes each lookup while encoding a plain `dict.get`, the
-    same as for a vocabulary with a merge list. Encoding does not need the
-    merges themselves (`merges_from_ranks`, seconds for o200k_base).
+    A tiktoken file lists tokens, not merges. Encoding needs only this
+    lookup, so a vocabulary loads without `merges_from_ranks`, which runs
+    BPE once per token (seconds for o200k_base).
 
     >>> ranks = {bytes([b]): b for b in range(256)}
-    >>> ranks.update({b"ab": 256, b"bc": 257, b"abc": 258})
-    >>> pairs = pair_ranks(ranks)
-    >>> pairs[97, 98], pairs[256, 99], pairs[97, 257]  # ab, ab+c and a+bc
-    (256, 258, 258)
-    >>> (98, 97) in pairs  # "ba" is no token
-    False
+    >>> ranks[b"ab"] = 256
+    >>> vocab = {r: t for t, r in ranks.items()}
+    >>> PairRanks(ranks, vocab).get((97, 98)), PairRanks(ranks, vocab).get((98, 97))
+    (256, None)
     """
-    get = token_ranks.get
-    pairs = {}
-    for token, rank in token_ranks.items():
-        for cut in range(1, len(token)):
-            left = get(token[:cut])
-            if left is not None:
-                right = get(token[cut:])
-                if right is not None:
-                    pairs[left, right] = rank
-    return pairs
+
+    def __init__(self, ranks, vocab):
+        self._ranks, self._vocab = ranks, vocab  # bytes -> rank, id -> bytes
+
+    def get(self, pair, default=None):
+        left, right = self._vocab.get(pair[0]), self._vocab.get(pair[1])
+        if left is None or right is None:  # not a token id (merge_by_rank's -1)
+            return default
+        return self._ranks.get(left + right, default)
 
 
 def merges_from_ranks(ranks):

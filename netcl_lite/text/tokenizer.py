@@ -35,7 +35,7 @@ from .cache import ChunkCache, pack, unpack
 from .encode import merge_by_rank
 from .fileformat import read_bpe, write_bpe
 from .patterns import GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN, check_pattern
-from .pretrained import (check_ranks, merges_from_ranks, pair_ranks, read_gpt2,
+from .pretrained import (PairRanks, check_ranks, merges_from_ranks, read_gpt2,
                          read_tiktoken_ranks)
 from .special import allowed_specials, special_splitter
 from .split import Splitter, lone_surrogate_error
@@ -100,13 +100,13 @@ class BPETokenizer:
         """Install a tiktoken vocabulary {token bytes: rank}, ranks = ids.
 
         Its merges are rebuilt only if someone reads `.merges`; encoding
-        merges two tokens when their joined bytes are a token (pair_ranks).
+        merges two tokens when their joined bytes are a token (PairRanks).
         """
         self._merges = None
         self._token_ranks = token_ranks
         self.byte_ids = [token_ranks[bytes([b])] for b in range(256)]
         vocab = {rank: token for token, rank in token_ranks.items()}
-        self._ranks = pair_ranks(token_ranks)
+        self._ranks = PairRanks(token_ranks, vocab)
         self._made = None
         self._set_vocab(vocab)
 

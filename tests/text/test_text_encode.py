@@ -13,7 +13,7 @@ from bpe_ref import reference_merge
 from netcl_lite.text import BPETokenizer
 from netcl_lite.text import encode as encode_module
 from netcl_lite.text.encode import merge_by_rank
-from netcl_lite.text.pretrained import pair_ranks
+from netcl_lite.text.pretrained import PairRanks
 
 TRICKY = [
     "",
@@ -180,7 +180,7 @@ def vocabularies_and_ids(draw):
     kind = draw(st.sampled_from(["in order", "any order", "tiktoken"]))
     if kind == "tiktoken":
         ranks = {text.encode(): i for i, text in enumerate(strings)}
-        model = (pair_ranks(ranks), None)
+        model = (PairRanks(ranks, {i: t for t, i in ranks.items()}), None)
     else:
         order = list(range(len(pairs)))
         if kind == "any order":
