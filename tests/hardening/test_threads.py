@@ -1,7 +1,7 @@
 """Two threads on one device: forward passes and training give the results
 that one thread gives, on one shared queue or on a queue per thread (as
-chapters 10 and 11 train their runs), and a Tape belongs to the thread that
-opened it.
+chapter 11 trains its runs), and a Tape belongs to the thread that opened
+it.
 
 The threaded runs happen in a child process, so that a crash (a segfault in
 the OpenCL driver) fails this test instead of ending the test session.
