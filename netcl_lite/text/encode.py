@@ -32,6 +32,17 @@ rescan):
   linked list of the tokens, O(log n) per merge, so a long chunk of varied
   text never rescans (tiktoken's issue 245 was such a rescan, quadratic).
 
+A tiktoken vocabulary lists tokens, not merges: two tokens merge when their
+joined bytes are a token, at that token's rank, which is also its id. For
+short chunks `merge_bytes_by_rank` follows the same rule on the bytes
+themselves, so each pair costs one `bytes` join and one dict lookup, both
+in C, instead of translating ids to bytes first:
+
+    >>> token_ranks = {bytes([b]): b for b in range(256)}
+    >>> token_ranks.update({b"aa": 256, b"ab": 257, b"aaab": 258})
+    >>> merge_bytes_by_rank(b"aaabd", token_ranks)
+    [258, 100]
+
 `made` generalizes "the new id is the rank": `made[rank]` is the id of the
 token a merge makes, for vocabularies (a `tokenizer.json`) whose ids do not
 follow the order of their merges, or where several merges make one token.
@@ -41,6 +52,7 @@ import heapq
 from itertools import repeat
 from operator import add
 
+_BYTES = [bytes([b]) for b in range(256)]  # _BYTES[b]: byte b as a bytes object
 SHORT = 96  # tokens; up to here `_rescan`, above it the other two
 ROUND_SHARE = 256  # a round must merge at least 1 / ROUND_SHARE of the chunk
 _NONE = 1 << 62  # the "rank" of a pair that has none, above every real rank
@@ -80,6 +92,32 @@ def _rescan(ids, ranks, made):
         if i:
             pair_ranks[i - 1] = get((ids[i - 1], new), _NONE)
     return ids
+
+
+def merge_bytes_by_rank(piece, token_ranks):
+    """`_rescan` for a tiktoken vocabulary {token bytes: rank}: bytes -> ids.
+
+    The tokens are kept as their bytes; a pair's rank is the rank of the
+    two joined, when that is a token. Meant for short chunks (up to SHORT
+    bytes), like `_rescan`.
+    """
+    parts = list(map(_BYTES.__getitem__, piece))  # one bytes object per token
+    get = token_ranks.get
+    pair_ranks = list(map(get, map(add, parts, parts[1:]), repeat(_NONE)))
+    while pair_ranks:
+        rank = min(pair_ranks)
+        if rank == _NONE:
+            break
+        i = pair_ranks.index(rank)  # the leftmost of equal ranks
+        new = parts[i] + parts[i + 1]  # tokens i and i + 1 become one
+        parts[i] = new
+        del parts[i + 1]
+        del pair_ranks[i]
+        if i < len(pair_ranks):
+            pair_ranks[i] = get(new + parts[i + 1], _NONE)
+        if i:
+            pair_ranks[i - 1] = get(parts[i - 1] + new, _NONE)
+    return list(map(token_ranks.__getitem__, parts))
 
 
 def _by_rounds(ids, ranks, made):

@@ -32,7 +32,7 @@ anything but a str raises a TypeError; decoding anything but int ids too.
 import numbers
 
 from .cache import ChunkCache, pack, unpack
-from .encode import merge_by_rank
+from .encode import SHORT, merge_by_rank, merge_bytes_by_rank
 from .fileformat import read_bpe, write_bpe
 from .patterns import GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN, check_pattern
 from .pretrained import (PairRanks, check_ranks, merges_from_ranks, read_gpt2,
@@ -272,8 +272,11 @@ class BPETokenizer:
 
     def _encode_chunk(self, chunk):
         """Merge a chunk: its bytes as byte ids, merged by rank."""
+        raw = chunk.encode("utf-8")
+        if self._token_ranks is not None and len(raw) <= SHORT:
+            return merge_bytes_by_rank(raw, self._token_ranks)  # tiktoken's form
         byte_ids = self.byte_ids
-        return merge_by_rank(list(map(byte_ids.__getitem__, chunk.encode("utf-8"))),
+        return merge_by_rank(list(map(byte_ids.__getitem__, raw)),
                              self._ranks, self._made)
 
     def _use_whole_tokens(self, ids=None):

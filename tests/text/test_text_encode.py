@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from bpe_ref import reference_merge
 from netcl_lite.text import BPETokenizer
 from netcl_lite.text import encode as encode_module
-from netcl_lite.text.encode import merge_by_rank
+from netcl_lite.text.encode import merge_by_rank, merge_bytes_by_rank
 from netcl_lite.text.pretrained import PairRanks
 
 TRICKY = [
@@ -201,6 +201,10 @@ def test_each_strategy_follows_the_rule(case):
     for strategy in (encode_module._rescan, encode_module._by_rounds,
                      encode_module._heap, merge_by_rank):
         assert strategy(ids, ranks, made) == expected, strategy.__name__
+    tiktoken = isinstance(ranks, PairRanks)
+    if tiktoken and all(len(ranks._vocab[i]) == 1 for i in ids):  # from bytes
+        piece = b"".join(ranks._vocab[i] for i in ids)
+        assert merge_bytes_by_rank(piece, ranks._ranks) == expected
 
 
 def test_rounds_hand_over_to_the_heap_when_they_stop_paying(gpt2, monkeypatch):
