@@ -379,7 +379,7 @@ def _build_child():
                    if "__kernel" in p.read_text())   # not the shared headers
     t0 = time.perf_counter()
     for name in files:
-        kernels(q.context, name)
+        kernels(q, name)
     build = time.perf_counter() - t0
     print(json.dumps({"build_all": build, "files": len(files),
                       "setup": t0 - start, "cpu": _cpu_seconds()}))

@@ -1,0 +1,42 @@
+"""The benchmark scripts' parts that run in a child process, run once here.
+
+Timings are not checked: shared machines are too noisy for timed tests.
+These catch a script that would crash after minutes of measuring, as
+`bench/kernels.py --build` did once the kernel cache took a queue instead
+of a context.
+"""
+
+import ast
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def run_child(args):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    res = subprocess.run([sys.executable, *args], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    return res.stdout.strip().splitlines()[-1]
+
+
+def test_the_build_child_builds_every_kernel_file():
+    out = json.loads(run_child(["bench/kernels.py", "--build"]))
+    files = [p for p in (ROOT / "kernels").glob("*.cl")
+             if "__kernel" in p.read_text()]
+    assert out["files"] == len(files) > 10
+    assert out["build_all"] > 0
+
+
+def test_the_first_kernel_child_prints_wall_and_cpu_seconds():
+    # read from the script, not imported: importing it sets thread variables
+    tree = ast.parse((ROOT / "bench" / "kernels.py").read_text(encoding="utf-8"))
+    snippet = next(node.value.value for node in tree.body
+                   if isinstance(node, ast.Assign)
+                   and getattr(node.targets[0], "id", "") == "_FIRST_KERNEL")
+    wall, cpu = map(float, run_child(["-c", snippet]).split())
+    assert wall > 0 and cpu > 0
