@@ -99,7 +99,9 @@ def merge_bytes_by_rank(piece, token_ranks):
 
     The tokens are kept as their bytes; a pair's rank is the rank of the
     two joined, when that is a token. Meant for short chunks (up to SHORT
-    bytes), like `_rescan`.
+    bytes), like `_rescan`. Its loop is `_rescan`'s, written out again
+    rather than shared through a function argument: a Python call per pair
+    is what this version exists to avoid.
     """
     parts = list(map(_BYTES.__getitem__, piece))  # one bytes object per token
     get = token_ranks.get

@@ -8,8 +8,10 @@ differently:
   per line, "Ġ t"). Tokens are spelled with printable stand-ins for bytes,
   the `bytes_to_unicode` table: the space byte 0x20 is written "Ġ".
 - tiktoken ships one rank file, "base64(token bytes) rank" per line, and no
-  merges at all. Encoding does not need them (`PairRanks`: two tokens merge
-  when their joined bytes are a token, lowest rank first, as tiktoken does).
+  merges at all. Encoding does not need them: two tokens merge when their
+  joined bytes are a token, lowest rank first, as tiktoken does (on the
+  bytes for a short chunk, `encode.merge_bytes_by_rank`; by id through
+  `PairRanks` for a long one).
   `merges_from_ranks` rebuilds them when asked: a token of rank r is what
   BPE makes of its own bytes using only the tokens ranked below r, and the
   last step of that run is its merge.

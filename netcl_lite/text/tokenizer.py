@@ -100,7 +100,9 @@ class BPETokenizer:
         """Install a tiktoken vocabulary {token bytes: rank}, ranks = ids.
 
         Its merges are rebuilt only if someone reads `.merges`; encoding
-        merges two tokens when their joined bytes are a token (PairRanks).
+        merges two tokens when their joined bytes are a token: a short chunk
+        on its bytes (encode.merge_bytes_by_rank), a long one by id through
+        PairRanks.
         """
         self._merges = None
         self._token_ranks = token_ranks
