@@ -7,6 +7,7 @@ Chapter 1 builds it from the pieces in this folder:
     naive.py       the teaching trainer (get_stats, merge)
     train.py       the same merges, fast (dedupe + index + lazy heap)
     encode.py      merging one chunk by rank (heap + linked list)
+    batch.py       merging many new chunks at once (numpy)
     cache.py       the chunk cache: each distinct chunk merged once
     special.py     control strings such as "<|endoftext|>"
     fileformat.py  save / load
@@ -30,7 +31,12 @@ anything but a str raises a TypeError; decoding anything but int ids too.
 """
 
 import numbers
+from itertools import repeat
+from operator import add
 
+import numpy as np
+
+from .batch import NONE, PairMemo, merge_packed
 from .cache import ChunkCache, pack, unpack
 from .encode import SHORT, merge_by_rank, merge_bytes_by_rank
 from .fileformat import read_bpe, write_bpe
@@ -44,7 +50,8 @@ from .train import train_bpe
 from .vocabularies import find_files
 
 _CACHE_SIZE = 100_000  # chunks remembered (besides whole tokens) before starting over
-_BLOCK = 1 << 16  # chunks looked up at a time
+_BLOCK = 1 << 18  # chunks looked up at a time
+_BATCH = 64  # this many new short chunks or more are merged together (batch.py)
 
 
 class BPETokenizer:
@@ -128,7 +135,8 @@ class BPETokenizer:
             self._id_to_bytes[idx] = text.encode("utf-8")
         self._whole_tokens = {}  # chunk -> packed id; tiktoken's, ignore_merges' rule
         # chunk -> packed ids, merged on first lookup; holds the whole tokens too
-        self._cache = ChunkCache(self._encode_chunk)
+        self._cache = ChunkCache(self._encode_chunk, self._encode_chunks)
+        self._batch = None  # what batch.py needs to know of the model
         self._special_split = {}  # frozenset of allowed specials -> compiled split
 
     @property
@@ -266,15 +274,56 @@ class BPETokenizer:
         packed = []
         for start in range(0, len(chunks), _BLOCK):
             block = chunks[start:start + _BLOCK] if len(chunks) > _BLOCK else chunks
-            packed.append(b"".join(map(cache.__getitem__, block)))
+            packed.append(cache.join(block))
             if len(cache) > len(self._whole_tokens) + _CACHE_SIZE:
                 cache.clear()  # start over, keeping the whole tokens
                 cache.update(self._whole_tokens)
         return unpack(b"".join(packed))
 
+    def _encode_chunks(self, chunks):
+        """New chunks -> their packed ids: enough short ones are merged
+        together (batch.py), the rest one by one."""
+        raws = [chunk.encode("utf-8") for chunk in chunks]
+        short = [i for i, raw in enumerate(raws) if 0 < len(raw) <= SHORT]
+        if len(short) < _BATCH:
+            return [pack(self._merge_bytes(raw)) for raw in raws]
+        packed = [None] * len(raws)
+        merged = merge_packed([raws[i] for i in short], self.byte_ids,
+                              *self._batch_model())
+        for i, ids in zip(short, merged):
+            packed[i] = ids
+        return [pack(self._merge_bytes(raw)) if ids is None else ids
+                for ids, raw in zip(packed, raws)]
+
+    def _batch_model(self):
+        """(rank_of, made, finish) for batch.merge_packed; made once per model."""
+        if self._batch is None:
+            ranks = (PairMemo.of_merges(self._ranks) if self._token_ranks is None
+                     else PairMemo(self._joined_ranks))  # no merge list to read
+            self._batch = (ranks, self._made, self._finish)
+        return self._batch
+
+    def _joined_ranks(self, left, right):
+        """tiktoken's: (k,) left, (k,) right ids -> (k,) joined bytes' ranks."""
+        vocab = self._vocab
+        joined = map(add, map(vocab.__getitem__, left.tolist()),
+                     map(vocab.__getitem__, right.tolist()))
+        return np.fromiter(map(self._token_ranks.get, joined, repeat(NONE)),
+                           np.int64, len(left))
+
+    def _finish(self, ids):
+        """batch.py's finish: (k,) partly merged ids -> the merged ids."""
+        if self._token_ranks is not None:  # its bytes again: faster than PairRanks
+            return self._merge_bytes(b"".join(map(self._vocab.__getitem__,
+                                                  ids.tolist())))
+        return merge_by_rank(ids.tolist(), self._ranks, self._made)
+
     def _encode_chunk(self, chunk):
         """Merge a chunk: its bytes as byte ids, merged by rank."""
-        raw = chunk.encode("utf-8")
+        return self._merge_bytes(chunk.encode("utf-8"))
+
+    def _merge_bytes(self, raw):
+        """A chunk's UTF-8 bytes -> its ids."""
         if self._token_ranks is not None and len(raw) <= SHORT:
             return merge_bytes_by_rank(raw, self._token_ranks)  # tiktoken's form
         byte_ids = self.byte_ids

@@ -1,17 +1,21 @@
 """Encoding and decoding: rank merging against a rescanning reference, round trips,
 lone surrogates, unknown ids, and the long chunk without whitespace."""
 
+import copy
 import random
 import string
 import time
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpe_ref import reference_merge
 from netcl_lite.text import BPETokenizer
+from netcl_lite.text import batch as batch_module
 from netcl_lite.text import encode as encode_module
+from netcl_lite.text.batch import NONE, PairMemo, merge_many
 from netcl_lite.text.encode import merge_by_rank, merge_bytes_by_rank
 from netcl_lite.text.pretrained import PairRanks
 
@@ -205,6 +209,85 @@ def test_each_strategy_follows_the_rule(case):
     if tiktoken and all(len(ranks._vocab[i]) == 1 for i in ids):  # from bytes
         piece = b"".join(ranks._vocab[i] for i in ids)
         assert merge_bytes_by_rank(piece, ranks._ranks) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(vocabularies_and_ids(), st.integers(0, 400), st.sampled_from([0, 1, 3]))
+def test_many_chunks_at_once_follow_the_rule(case, cut, tail):
+    (ranks, made), ids = case
+    cut = min(cut, len(ids) - 1)
+    chunks = [ids, ids[:cut + 1], ids[cut:], ids[::-1], ids[:1]]
+
+    def lookup(left, right):  # the slow rank_of that PairMemo remembers
+        pairs = zip(left.tolist(), right.tolist())
+        return np.array([ranks.get(pair, NONE) for pair in pairs], np.int64)
+
+    def finish(chunk):
+        return merge_by_rank(chunk.tolist(), ranks, made)
+
+    memo = PairMemo(lookup)
+    old_tail, batch_module.TAIL = batch_module.TAIL, tail
+    try:
+        for _ in range(2):  # the second time, the memo knows the pairs
+            tokens, lengths = merge_many(
+                np.concatenate([np.array(c, np.int64) for c in chunks]),
+                [len(c) for c in chunks], memo, made, finish if tail else None)
+            merged = np.split(tokens, np.cumsum(lengths)[:-1])
+            assert [m.tolist() for m in merged] == [
+                one_merge_at_a_time(c, ranks, made) for c in chunks]
+    finally:
+        batch_module.TAIL = old_tail
+
+
+def test_pair_memo_sorts_what_it_learned_into_its_arrays():
+    ranks = {(a, b): 256 + 300 * a + b for a in range(40) for b in range(40)}
+    asked = []
+
+    def lookup(left, right):
+        asked.append(len(left))
+        return np.array([ranks.get(p, NONE) for p in zip(left.tolist(),
+                                                        right.tolist())])
+    memo = PairMemo(lookup)
+    rng = np.random.default_rng(0)
+    seen = set()
+    for _ in range(20):
+        left, right = rng.integers(0, 50, 300), rng.integers(0, 50, 300)
+        pairs = list(zip(left.tolist(), right.tolist()))
+        assert memo(left, right).tolist() == [ranks.get(p, NONE) for p in pairs]
+        seen.update(pairs)
+    assert sum(asked) == len(seen)  # each distinct pair looked up once
+    assert len(memo.keys) >= 1024 and list(memo.keys) == sorted(memo.keys)
+
+
+def made_up_words(n, seed=0):
+    """n words of random letters: chunks that no cache has seen."""
+    rng = random.Random(seed)
+    return [" " + "".join(rng.choices(string.ascii_letters, k=rng.randint(4, 12)))
+            for _ in range(n)]
+
+
+@pytest.mark.parametrize("vocabulary", ["gpt2", "cl100k"])
+def test_a_first_pass_merges_new_chunks_together(vocabulary, request):
+    tok, reference = request.getfixturevalue(vocabulary)
+    tok = copy.copy(tok)  # the same model, with a cache of its own
+    batches = []
+    encode_chunks = tok._encode_chunks
+    tok._cache = type(tok._cache)(
+        tok._encode_chunk, lambda chunks: batches.append(len(chunks))
+        or encode_chunks(chunks))
+    tok._cache.update(tok._whole_tokens)
+    text = "".join(made_up_words(3000, seed=1))
+    assert tok.encode_ordinary(text) == reference.encode_ordinary(text)
+    assert max(batches) >= 2000  # the new chunks went to batch.py together
+
+
+def test_an_error_in_a_first_pass_leaves_no_half_merged_chunk(gpt2):
+    tok, reference = gpt2
+    text = "".join(made_up_words(500, seed=2))
+    with pytest.raises(ValueError, match="lone surrogate"):
+        tok.encode_ordinary(text + " \ud800")
+    assert not any(isinstance(ids, bytearray) for ids in tok._cache.values())
+    assert tok.encode_ordinary(text) == reference.encode_ordinary(text)
 
 
 def test_rounds_hand_over_to_the_heap_when_they_stop_paying(gpt2, monkeypatch):
