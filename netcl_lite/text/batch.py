@@ -31,8 +31,6 @@ of its longest chunk, so the tokenizer sends only short chunks here.
     ([258, 100, 256, 97, 100], [2, 2, 1])
 """
 
-from itertools import repeat
-
 import numpy as np
 
 from .cache import IDS
@@ -40,6 +38,8 @@ from .cache import IDS
 POS_BITS = 23  # a batch holds fewer than 2**23 tokens, so a position fits
 NONE = 1 << 39  # the "rank" of a pair without a merge; real ranks are lower
 TAIL = 32  # this many chunks left, and `finish` merges them one by one
+EMPTY = -1  # PairMemo's free slot; every pair key is >= 0
+GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # 2**64 / golden ratio, odd
 
 
 def merge_many(tokens, lengths, rank_of, made=None, finish=None):
@@ -108,15 +108,18 @@ def merge_many(tokens, lengths, rank_of, made=None, finish=None):
 
 class PairMemo:
     """rank_of for merge_many that remembers: a pair looked up once is found
-    again with `np.searchsorted` over a sorted array of pair keys (left *
-    2**32 + right), in one numpy call for all of a step's pairs. Only pairs
-    it has never seen go to `lookup`, a slower function in Python (a dict
-    lookup per pair). A first pass over 10 MB of text asks for 1.25 million
-    pairs, 91,000 of them distinct.
+    again in a hash table held in two numpy arrays, for all of a step's
+    pairs in a few numpy calls. Only pairs it has never seen go to
+    `lookup`, a slower function in Python (a dict lookup per pair). A first
+    pass over 10 MB of text asks for 1.25 million pairs, 91,000 of them
+    distinct.
 
-    Pairs learned lately wait in the dict `recent` and join the sorted
-    arrays in one sort once there are enough of them, so that learning a
-    pair costs no copy of the arrays.
+    The table is open addressing with linear probing: a pair's key (left *
+    2**32 + right) has a home slot, from the high bits of key * GOLDEN (an
+    odd constant near 2**64 / golden ratio), and sits there or in the first
+    free slot after it. It is kept at most half full, so a search ends after
+    a slot or two. All searches advance together: each round moves on only
+    those that met another pair's key.
 
     >>> ranks = {(97, 97): 256, (256, 97): 257}
     >>> def lookup(left, right):  # (k,), (k,) -> (k,)
@@ -125,13 +128,14 @@ class PairMemo:
     >>> memo = PairMemo(lookup)
     >>> memo(np.array([97, 256, 98]), np.array([97, 97, 97])).tolist() == [256, 257, NONE]
     True
+    >>> memo.size  # pairs remembered, the one without a merge too
+    3
     """
 
-    def __init__(self, lookup):
+    def __init__(self, lookup, bits=12):
         self.lookup = lookup
-        self.keys = np.zeros(0, np.int64)  # sorted
-        self.ranks = np.zeros(0, np.int64)
-        self.recent = {}  # pair key -> rank, not yet in the arrays
+        self.size = 0
+        self._empty_table(bits)
 
     @classmethod
     def of_merges(cls, ranks):
@@ -145,39 +149,69 @@ class PairMemo:
         memo = cls(None)
         keys = np.fromiter((left << 32 | right for left, right in ranks),
                            np.int64, len(ranks))
-        order = np.argsort(keys)
-        memo.keys = keys[order]
-        memo.ranks = np.fromiter(ranks.values(), np.int64, len(ranks))[order]
+        memo._insert(keys, np.fromiter(ranks.values(), np.int64, len(ranks)))
         return memo
 
     def __call__(self, left, right):  # (k,), (k,) -> (k,) ranks
         keys = left << 32 | right
-        if not len(self.keys):
-            return self._learn(keys)
-        at = np.minimum(np.searchsorted(self.keys, keys), len(self.keys) - 1)
-        ranks = self.ranks[at]
-        missing = np.flatnonzero(self.keys[at] != keys)
-        if len(missing):
-            ranks[missing] = NONE if self.lookup is None else self._learn(keys[missing])
+        slot = self._find(keys)
+        ranks = self.ranks[slot]
+        missing = self.keys[slot] != keys
+        if missing.any():
+            if self.lookup is None:  # it knows every merge
+                ranks[missing] = NONE
+                return ranks
+            new, where = np.unique(keys[missing], return_inverse=True)
+            found = self.lookup(new >> 32, new & 0xFFFFFFFF)
+            ranks[missing] = found[where]
+            self._insert(new, found)
         return ranks
 
-    def _learn(self, keys):
-        """Ranks of pairs not in the arrays: from `recent`, else `lookup`."""
-        found = np.fromiter(map(self.recent.get, keys.tolist(), repeat(-1)),
-                            np.int64, len(keys))
-        unknown = found < 0
-        new = np.unique(keys[unknown])
-        if len(new):
-            ranks = self.lookup(new >> 32, new & 0xFFFFFFFF)
-            self.recent.update(zip(new.tolist(), ranks.tolist()))
-            found[unknown] = ranks[np.searchsorted(new, keys[unknown])]
-        if len(self.recent) > max(1024, len(self.keys) // 4):
-            keys = np.concatenate([self.keys, np.fromiter(self.recent, np.int64)])
-            ranks = np.concatenate([self.ranks,
-                                    np.fromiter(self.recent.values(), np.int64)])
-            order = np.argsort(keys)
-            self.keys, self.ranks, self.recent = keys[order], ranks[order], {}
-        return found
+    def _empty_table(self, bits):
+        self.bits = bits
+        self.keys = np.full(1 << bits, EMPTY, np.int64)  # (slots,) pair keys
+        self.ranks = np.zeros(1 << bits, np.int64)  # (slots,) their ranks
+
+    def _home(self, keys):
+        """(k,) keys -> (k,) home slots: the top `bits` bits of key * GOLDEN."""
+        mixed = keys.view(np.uint64) * GOLDEN  # wraps around, as meant
+        return (mixed >> np.uint64(64 - self.bits)).astype(np.int64)
+
+    def _find(self, keys):
+        """(k,) keys -> (k,) the slot holding each, or the free slot that
+        ends its search."""
+        slot = self._home(keys)
+        last = len(self.keys) - 1
+        search = np.arange(len(keys))  # the searches still going
+        while len(search):
+            held = self.keys[slot[search]]
+            search = search[(held != keys[search]) & (held != EMPTY)]
+            slot[search] = (slot[search] + 1) & last  # on to the next slot
+        return slot
+
+    def _insert(self, keys, ranks):
+        """Put (k,) distinct keys, none of them in the table yet, into it."""
+        if 2 * (self.size + len(keys)) > len(self.keys):  # grow it: 4x
+            held = self.keys != EMPTY
+            keys = np.concatenate([self.keys[held], keys])
+            ranks = np.concatenate([self.ranks[held], ranks])
+            bits = self.bits
+            while 2 * len(keys) > 1 << bits:
+                bits += 2
+            self.size = 0
+            self._empty_table(bits)
+        slot = self._home(keys)
+        last = len(self.keys) - 1
+        while len(keys):
+            # each free slot gets one of the keys written to it (which one
+            # numpy keeps does not matter): read back to see which
+            free = self.keys[slot] == EMPTY
+            self.keys[slot[free]] = keys[free]
+            gets = free & (self.keys[slot] == keys)
+            self.ranks[slot[gets]] = ranks[gets]
+            self.size += int(gets.sum())
+            keys, ranks = keys[~gets], ranks[~gets]
+            slot = (slot[~gets] + 1) & last  # the others try the next slot
 
 
 def merge_packed(raws, byte_ids, rank_of, made=None, finish=None):
