@@ -300,7 +300,8 @@ class BPETokenizer:
         if self._batch is None:
             ranks = (PairMemo.of_merges(self._ranks) if self._token_ranks is None
                      else PairMemo(self._joined_ranks))  # no merge list to read
-            self._batch = (ranks, self._made, self._finish)
+            made = None if self._made is None else np.asarray(self._made, np.int64)
+            self._batch = (ranks, made, self._finish)
         return self._batch
 
     def _joined_ranks(self, left, right):

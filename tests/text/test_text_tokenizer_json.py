@@ -14,6 +14,7 @@ import importlib.resources
 import json
 import pathlib
 import random
+import string
 import sysconfig
 
 import pytest
@@ -212,7 +213,10 @@ def test_cl100k_as_a_tokenizer_json_both_ways(cl100k_json, shakespeare):
     assert back.pattern == GPT4_SPLIT_PATTERN
     rng = random.Random(0)
     runs = [c * rng.randint(1, 200) for c in " =-_*#a0.\n\t" for _ in range(10)]
-    for text in MIXED + runs + [shakespeare]:
+    # thousands of new chunks: merged together (batch.py), `made` included
+    made_up = "".join(" " + "".join(rng.choices(string.ascii_letters, k=8))
+                      for _ in range(3000))
+    for text in MIXED + runs + [shakespeare, made_up]:
         ids = hf_ids(hf, text)
         assert ours.encode(text) == ids == back.encode(text), text[:60]
 
