@@ -2,19 +2,25 @@
 
 Text repeats its words, so most chunks of a long text were seen before. The
 tokenizer keeps chunk -> ids in a dict and merges only the chunks it does
-not know yet. `ChunkCache` is that dict, with one addition: looking up a
-chunk it lacks merges the chunk, stores the result and returns it, in the
-dict's own `__missing__` hook. So one pass of `map(cache.__getitem__,
-chunks)` both finds the known chunks (in C) and fills in the new ones (one
-Python call per distinct new chunk), with no second pass to find them:
+not know yet. `ChunkCache` is that dict, with one addition: `join(chunks)`
+looks all the chunks up in one pass of `map(cache.__getitem__, chunks)`,
+which finds the known ones in C. A chunk it lacks calls the dict's own
+`__missing__` hook (one Python call per distinct new chunk), which notes it
+and holds its place with an empty `bytearray`. At the end the new chunks
+merge together, in one call of `encode_chunks`, which is where they can
+share work (batch.py), and fill their places:
 
     >>> calls = []
-    >>> cache = ChunkCache(lambda chunk: calls.append(chunk) or [len(chunk)])
-    >>> packed = list(map(cache.__getitem__, ["ab", "c", "ab", "ab"]))
-    >>> calls  # "ab" was merged once
-    ['ab', 'c']
-    >>> unpack(b"".join(packed))
+    >>> def encode_chunks(chunks):
+    ...     calls.append(chunks)
+    ...     return [pack([len(chunk)]) for chunk in chunks]
+    >>> cache = ChunkCache(encode_chunks)
+    >>> unpack(cache.join(["ab", "c", "ab", "ab"]))
     [2, 1, 2, 2]
+    >>> calls  # "ab" was merged once, together with "c"
+    [['ab', 'c']]
+    >>> unpack(cache.join(["c", "ab"])), len(calls)  # nothing new to merge
+    ([1, 2], 1)
 
 The ids are kept packed as bytes (`pack`, 4 per id), so that joining the
 ids of many chunks is one `bytes.join` and unpacking them one
@@ -41,34 +47,19 @@ def unpack(packed):
 
 
 class ChunkCache(dict):
-    """chunk -> packed ids; a missing chunk is merged by `encode_chunk(chunk)`.
-
-    `join(chunks)` looks up many chunks and joins their ids. Given
-    `encode_chunks` (chunks -> their packed ids), it merges the new chunks
-    together, in one call, instead of one call per chunk:
-
-    >>> calls = []
-    >>> def encode_chunks(chunks):
-    ...     calls.append(chunks)
-    ...     return [pack([len(chunk)]) for chunk in chunks]
-    >>> cache = ChunkCache(None, encode_chunks)
-    >>> unpack(cache.join(["ab", "c", "ab"])), calls
-    ([2, 1, 2], [['ab', 'c']])
+    """chunk -> packed ids; `join` merges the new chunks with `encode_chunks`.
 
     A class rather than a closure, so that a tokenizer holding one can be
     pickled (multiprocessing does that).
     """
 
-    def __init__(self, encode_chunk, encode_chunks=None):
+    def __init__(self, encode_chunks):
         super().__init__()
-        self.encode_chunk = encode_chunk  # chunk -> list of ids
         self.encode_chunks = encode_chunks  # [chunk, ...] -> [packed ids, ...]
         self._new = None  # during `join`: the new chunks, merged at its end
 
     def join(self, chunks):
         """b"".join of the chunks' packed ids, merging the new ones."""
-        if self.encode_chunks is None:
-            return b"".join(map(self.__getitem__, chunks))
         self._new = new = []
         try:
             # a new chunk's ids are an empty bytearray for now, filled below
@@ -87,9 +78,8 @@ class ChunkCache(dict):
         return b"".join(parts)
 
     def __missing__(self, chunk):
-        if self._new is not None:  # in `join`: note it, merge it at the end
-            self._new.append(chunk)
-            placeholder = self[chunk] = bytearray()
-            return placeholder
-        packed = self[chunk] = pack(self.encode_chunk(chunk))
-        return packed
+        if self._new is None:  # only `join` fills in chunks
+            raise KeyError(chunk)
+        self._new.append(chunk)
+        placeholder = self[chunk] = bytearray()
+        return placeholder

@@ -134,8 +134,8 @@ class BPETokenizer:
         for text, idx in self._special_tokens.items():
             self._id_to_bytes[idx] = text.encode("utf-8")
         self._whole_tokens = {}  # chunk -> packed id; tiktoken's, ignore_merges' rule
-        # chunk -> packed ids, merged on first lookup; holds the whole tokens too
-        self._cache = ChunkCache(self._encode_chunk, self._encode_chunks)
+        # chunk -> packed ids, new ones merged in `join`; holds the whole tokens too
+        self._cache = ChunkCache(self._encode_chunks)
         self._batch = None  # what batch.py needs to know of the model
         self._special_split = {}  # frozenset of allowed specials -> compiled split
 
@@ -284,16 +284,13 @@ class BPETokenizer:
         """New chunks -> their packed ids: enough short ones are merged
         together (batch.py), the rest one by one."""
         raws = [chunk.encode("utf-8") for chunk in chunks]
-        short = [i for i, raw in enumerate(raws) if 0 < len(raw) <= SHORT]
-        if len(short) < _BATCH:
+        short = [0 < len(raw) <= SHORT for raw in raws]
+        if sum(short) < _BATCH:
             return [pack(self._merge_bytes(raw)) for raw in raws]
-        packed = [None] * len(raws)
-        merged = merge_packed([raws[i] for i in short], self.byte_ids,
-                              *self._batch_model())
-        for i, ids in zip(short, merged):
-            packed[i] = ids
-        return [pack(self._merge_bytes(raw)) if ids is None else ids
-                for ids, raw in zip(packed, raws)]
+        merged = iter(merge_packed([raw for raw, s in zip(raws, short) if s],
+                                   self.byte_ids, *self._batch_model()))
+        return [next(merged) if s else pack(self._merge_bytes(raw))
+                for raw, s in zip(raws, short)]
 
     def _batch_model(self):
         """(rank_of, made, finish) for batch.merge_packed; made once per model."""
@@ -319,12 +316,8 @@ class BPETokenizer:
                                                   ids.tolist())))
         return merge_by_rank(ids.tolist(), self._ranks, self._made)
 
-    def _encode_chunk(self, chunk):
-        """Merge a chunk: its bytes as byte ids, merged by rank."""
-        return self._merge_bytes(chunk.encode("utf-8"))
-
     def _merge_bytes(self, raw):
-        """A chunk's UTF-8 bytes -> its ids."""
+        """One chunk's UTF-8 bytes -> its ids, merged by rank."""
         if self._token_ranks is not None and len(raw) <= SHORT:
             return merge_bytes_by_rank(raw, self._token_ranks)  # tiktoken's form
         byte_ids = self.byte_ids
