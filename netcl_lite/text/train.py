@@ -36,7 +36,8 @@ merges on real text.
 import heapq
 from collections import Counter, defaultdict
 from itertools import chain
-from operator import add
+
+import numpy as np
 
 from .patterns import GPT4_SPLIT_PATTERN
 from .split import SURROGATE, Splitter, lone_surrogate_error
@@ -86,15 +87,7 @@ def train_bpe(texts, vocab_size, pattern=GPT4_SPLIT_PATTERN, min_frequency=2,
     words = [chunk.encode("utf-8").decode("latin-1") for chunk in chunk_counts]
     freqs = list(chunk_counts.values())  # freqs[i]: how often words[i] occurs
 
-    counts = defaultdict(int)  # pair ("ab": two tokens) -> occurrences in the corpus
-    where = defaultdict(list)  # pair -> indices of the words that contain it
-    for i, word in enumerate(words):
-        freq = freqs[i]
-        pairs = list(map(add, word, word[1:]))
-        for pair in pairs:
-            counts[pair] += freq
-        for pair in set(pairs):
-            where[pair].append(i)
+    counts, where = _index_pairs(words, freqs)
     # a pair below min_frequency can never win (counts only drop): no entry
     heap = [(-count, pair) for pair, count in counts.items()
             if count >= min_frequency]
@@ -119,6 +112,43 @@ def train_bpe(texts, vocab_size, pattern=GPT4_SPLIT_PATTERN, min_frequency=2,
     if progress is not None:
         progress.close()
     return merges
+
+
+def _index_pairs(words, freqs):
+    """Count the pairs of all words at once, with numpy: -> (counts, where).
+
+    counts: pair ("ab": two tokens) -> occurrences in the corpus, each
+    word's pairs times its frequency; where: pair -> the indices of the
+    words that hold it, in increasing order. Every character is a byte
+    here, so a pair is a number below 2**16: left * 256 + right.
+
+    >>> counts, where = _index_pairs(["aab", "ab"], [3, 1])
+    >>> dict(counts), where
+    ({'aa': 3, 'ab': 4}, {'aa': [0], 'ab': [0, 1]})
+    """
+    n = len(words)
+    chars = np.frombuffer("".join(words).encode("latin-1"), np.uint8)
+    lengths = np.fromiter(map(len, words), np.int64, n)
+    word = np.repeat(np.arange(n), lengths)  # (chars,) the word of each
+    inner = word[:-1] == word[1:]  # (chars - 1,) a pair inside one word
+    pair = (chars[:-1].astype(np.int64) << 8 | chars[1:])[inner]  # (pairs,)
+    holder = word[:-1][inner]  # (pairs,) the word that holds it
+    weight = np.asarray(freqs, np.int64)[holder]
+    if not len(pair):  # no word is longer than one token
+        return defaultdict(int), {}
+    # total occurrences: sort by pair, sum each run (integers, exactly)
+    order = np.argsort(pair, kind="stable")
+    pair, holder, weight = pair[order], holder[order], weight[order]
+    first = np.flatnonzero(np.r_[True, pair[1:] != pair[:-1]])  # (distinct,)
+    total = np.add.reduceat(weight, first)
+    # each holder once per pair: the stable sort kept holders increasing
+    once = np.r_[True, (pair[1:] != pair[:-1]) | (holder[1:] != holder[:-1])]
+    cut = np.cumsum(once)[first] - 1  # where each pair's holders begin
+    holders = np.split(holder[once], cut[1:])
+    names = [chr(p >> 8) + chr(p & 255) for p in pair[first].tolist()]
+    counts = defaultdict(int, zip(names, total.tolist()))
+    where = dict(zip(names, map(np.ndarray.tolist, holders)))
+    return counts, where
 
 
 def _pop_best(heap, counts):

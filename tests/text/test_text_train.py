@@ -162,3 +162,20 @@ def test_lines_train_like_the_reference(shakespeare):
     lines = shakespeare[:40_000].splitlines(keepends=True)
     assert train_bpe(lines, 450, GPT2_SPLIT_PATTERN) == reference_train(
         lines, 450, GPT2_SPLIT_PATTERN)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.binary(max_size=6), st.integers(1, 5)), max_size=20))
+def test_the_first_pair_count_equals_a_loop_over_the_words(corpus):
+    from netcl_lite.text.train import _index_pairs
+
+    words = [raw.decode("latin-1") for raw, _ in corpus]
+    freqs = [freq for _, freq in corpus]
+    counts, where = _index_pairs(words, freqs)
+    expected, holders = collections.Counter(), collections.defaultdict(list)
+    for i, (word, freq) in enumerate(zip(words, freqs)):
+        for left, right in zip(word, word[1:]):
+            expected[left + right] += freq
+            if i not in holders[left + right]:
+                holders[left + right].append(i)
+    assert dict(counts) == dict(expected) and where == dict(holders)
