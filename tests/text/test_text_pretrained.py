@@ -57,7 +57,7 @@ def test_ids_equal_tiktoken_on_arbitrary_text(gpt2, cl100k, text):
 @settings(max_examples=200, deadline=None)
 @given(st.text(alphabet=st.characters(max_codepoint=127), max_size=80))
 def test_ids_equal_tiktoken_on_arbitrary_ascii_text(gpt2, cl100k, text):
-    # pure ASCII takes the tokenizer's fast path (patterns.ASCII_TWINS)
+    # every ASCII character, through the twin of the split (split.py)
     for ours, reference in (gpt2, cl100k):
         assert ours.encode(text) == reference.encode_ordinary(text)
 

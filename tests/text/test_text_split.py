@@ -1,5 +1,7 @@
-"""Splitter(pattern) cuts exactly like regex.findall(pattern): on ASCII, on
-mixed text at every stretch length, and on Shakespeare with Unicode mixed in."""
+"""Splitter(pattern) cuts exactly like regex.findall(pattern): on every
+character below U+10000, on mixed text at every stretch length (with
+letters beyond U+10000, which go to `regex`), and on Shakespeare with
+Unicode mixed in."""
 
 import pickle
 import random
@@ -16,8 +18,11 @@ from netcl_lite.text.split import Splitter
 PATTERNS = {"gpt2": GPT2_SPLIT_PATTERN, "gpt4": GPT4_SPLIT_PATTERN}
 ASCII_EDGES = list("sStdlvreXz09'!._ \t\n\r\x0b\x0c\x1c")
 # letters, digits, marks, Unicode spaces (\u00a0, \u2003, \u3000, \x85 are
-# whitespace to `regex`), joiners, curly quotes, dashes, CJK, emoji
-UNICODE = list("é中١\u0301\u00a0\u2003\u3000\x85\u200b\u200d’—…🙂²")
+# whitespace to `regex`), joiners, curly quotes, dashes, CJK, emoji, the long
+# s and the Kelvin sign (which `re` and `regex` fold to s and k), and beyond
+# U+10000 a letter, a CJK letter, a digit and a number that is no digit
+UNICODE = list("é中١\u0301\u00a0\u2003\u3000\x85\u200b\u200d’—…🙂²ſ\u212a"
+               "𝐀𠀀𝟎𐍈")
 
 
 @pytest.mark.parametrize("name", PATTERNS)
@@ -32,6 +37,18 @@ def test_mixed_text_splits_like_regex(name, stretch, text):
         assert Splitter(pattern)(text) == regex.findall(pattern, text)
     finally:
         split_module._STRETCH = original
+
+
+@pytest.mark.parametrize("name", PATTERNS)
+def test_every_character_below_u10000_in_a_few_places(name):
+    # each character alone, doubled, after a space, a letter, a digit and a
+    # quote, and before a newline: where the twin's classes decide
+    pattern = PATTERNS[name]
+    split, slow = Splitter(pattern), regex.compile(pattern).findall
+    for code in [*range(0xD800), *range(0xE000, 0x10000)]:
+        c = chr(code)
+        text = f"{c} {c}{c}a{c}1{c}'{c}\n"
+        assert split(text) == slow(text), (hex(code), text)
 
 
 @pytest.mark.parametrize("name", PATTERNS)
