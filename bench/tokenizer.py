@@ -45,8 +45,8 @@ from netcl_lite.text import (GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN,  # noqa: E4
 from netcl_lite.text.naive import train_naive  # noqa: E402
 from netcl_lite.text.train import train_bpe  # noqa: E402
 
-REPEATS = 3  # rounds of each encoding row (10 MB each); training has 5
-TRAIN_REPEATS = 5
+REPEATS = 5  # rounds of each encoding row (10 MB each); training has 7
+TRAIN_REPEATS = 7
 MB = 1_000_000
 
 
