@@ -7,8 +7,8 @@ looks all the chunks up in one pass of `map(cache.__getitem__, chunks)`,
 which finds the known ones in C. A chunk it lacks calls the dict's own
 `__missing__` hook (one Python call per distinct new chunk), which notes it
 and holds its place with an empty `bytearray`. At the end the new chunks
-merge together, in one call of `encode_chunks` per BLOCK or so of them,
-which is where they can share work (batch.py), and fill their places:
+merge together, in one call of `encode_chunks`, which is where they can
+share work (batch.py), and fill their places:
 
     >>> calls = []
     >>> def encode_chunks(chunks):
@@ -46,69 +46,40 @@ def unpack(packed):
     return array(IDS, packed).tolist()
 
 
-BLOCK = 1 << 17  # chunks looked up at a time; < 2 * BLOCK new ones merge at once
-
-
 class ChunkCache(dict):
     """chunk -> packed ids; `join` merges the new chunks with `encode_chunks`.
-
-    `size`: how many chunks it remembers besides `keep` (whole tokens, say)
-    before it starts over, keeping only `keep`; None: no limit. It checks
-    after each merge of new chunks, so it never holds more than 2 * BLOCK
-    beyond that.
 
     A class rather than a closure, so that a tokenizer holding one can be
     pickled (multiprocessing does that).
     """
 
-    def __init__(self, encode_chunks, size=None):
+    def __init__(self, encode_chunks):
         super().__init__()
         self.encode_chunks = encode_chunks  # [chunk, ...] -> [packed ids, ...]
-        self.size = size
-        self.keep = {}  # what survives a fresh start; also held in the cache
-        self._new = None  # during `join`: the new chunks, not merged yet
-        self._places = None  # and the placeholder of each
+        self._new = None  # during `join`: the new chunks, merged at its end
 
     def join(self, chunks):
-        """b"".join of the chunks' packed ids, merging the new ones.
-
-        The new chunks of many blocks merge together, as soon as there are
-        BLOCK of them or at the end: batch.py's steps cost about the same
-        for ten thousand chunks as for a hundred thousand.
-        """
-        self._new, self._places = [], []
+        """b"".join of the chunks' packed ids, merging the new ones."""
+        self._new = new = []
         try:
-            parts = []
-            for start in range(0, len(chunks), BLOCK):
-                # a new chunk's ids are an empty bytearray for now
-                parts += map(self.__getitem__, chunks[start:start + BLOCK])
-                if len(self._new) >= BLOCK:
-                    self._merge_new()
-            self._merge_new()
+            # a new chunk's ids are an empty bytearray for now, filled below
+            parts = list(map(self.__getitem__, chunks))
+            if new:
+                packed = self.encode_chunks(new)
+                for chunk, ids in zip(new, packed):
+                    self[chunk][:] = ids  # fills it where `parts` holds it too
+                self.update(zip(new, packed))  # and keep the ids as bytes
         except BaseException:
-            for chunk in self._new:  # nothing half done stays in the cache
+            for chunk in new:  # nothing half done stays in the cache
                 self.pop(chunk, None)
             raise
         finally:
-            self._new = self._places = None
+            self._new = None
         return b"".join(parts)
-
-    def _merge_new(self):
-        """Merge the new chunks, fill their places, and start over if full."""
-        if self._new:
-            packed = self.encode_chunks(self._new)
-            for place, ids in zip(self._places, packed):
-                place[:] = ids  # fills it where `parts` holds it too
-            self.update(zip(self._new, packed))  # and keep the ids as bytes
-            self._new, self._places = [], []  # (encode_chunks may keep the list)
-        if self.size is not None and len(self) > len(self.keep) + self.size:
-            self.clear()  # start over, keeping `keep`
-            self.update(self.keep)
 
     def __missing__(self, chunk):
         if self._new is None:  # only `join` fills in chunks
             raise KeyError(chunk)
         self._new.append(chunk)
-        place = self[chunk] = bytearray()
-        self._places.append(place)
-        return place
+        placeholder = self[chunk] = bytearray()
+        return placeholder

@@ -50,6 +50,7 @@ from .train import train_bpe
 from .vocabularies import find_files
 
 _CACHE_SIZE = 100_000  # chunks remembered (besides whole tokens) before starting over
+_BLOCK = 1 << 18  # chunks looked up at a time
 _BATCH = 64  # this many new short chunks or more are merged together (batch.py)
 
 
@@ -134,7 +135,7 @@ class BPETokenizer:
             self._id_to_bytes[idx] = text.encode("utf-8")
         self._whole_tokens = {}  # chunk -> packed id; tiktoken's, ignore_merges' rule
         # chunk -> packed ids, new ones merged in `join`; holds the whole tokens too
-        self._cache = ChunkCache(self._encode_chunks, _CACHE_SIZE)
+        self._cache = ChunkCache(self._encode_chunks)
         self._batch = None  # what batch.py needs to know of the model
         self._special_split = {}  # frozenset of allowed specials -> compiled split
 
@@ -261,13 +262,23 @@ class BPETokenizer:
     def _encode_ordinary(self, text):
         """Split, then look every chunk up in the cache (cache.py).
 
-        Most chunks repeat, so the work per chunk is a dictionary lookup;
-        the chunks the cache lacks are noted during that same pass and
-        merged together at its end. The ids are packed as bytes, so that
-        joining them is one `bytes.join` and unpacking one `array.tolist`:
-        every loop over the chunks runs in C.
+        Most chunks repeat, so the work per chunk is a dictionary lookup, and
+        a chunk the cache lacks is merged during that same lookup. The ids
+        are packed as bytes, so that joining them is one `bytes.join` and
+        unpacking one `array.tolist`: every loop over the chunks runs in C.
+        It goes one block of chunks at a time, so the cache never holds more
+        than a block beyond its size.
         """
-        return unpack(self._cache.join(self._split(text)))
+        cache = self._cache
+        chunks = self._split(text)
+        packed = []
+        for start in range(0, len(chunks), _BLOCK):
+            block = chunks[start:start + _BLOCK] if len(chunks) > _BLOCK else chunks
+            packed.append(cache.join(block))
+            if len(cache) > len(self._whole_tokens) + _CACHE_SIZE:
+                cache.clear()  # start over, keeping the whole tokens
+                cache.update(self._whole_tokens)
+        return unpack(b"".join(packed))
 
     def _encode_chunks(self, chunks):
         """New chunks -> their packed ids: enough short ones are merged
@@ -329,7 +340,7 @@ class BPETokenizer:
                 whole[raw.decode("utf-8")] = pack([idx])
             except UnicodeDecodeError:
                 pass  # a token that is part of a character is never a whole chunk
-        self._whole_tokens = self._cache.keep = whole  # kept when it starts over
+        self._whole_tokens = whole
         self._cache.update(whole)  # so a cache hit also covers whole tokens
 
     # ---- decoding ------------------------------------------------------------

@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 from bpe_ref import reference_merge
 from netcl_lite.text import BPETokenizer
 from netcl_lite.text import batch as batch_module
-from netcl_lite.text import cache as cache_module
 from netcl_lite.text import encode as encode_module
 from netcl_lite.text.batch import NONE, PairMemo, merge_many
 from netcl_lite.text.encode import merge_by_rank, merge_bytes_by_rank
@@ -288,30 +287,6 @@ def test_an_error_in_a_first_pass_leaves_no_half_merged_chunk(gpt2):
         tok.encode_ordinary(text + " \ud800")
     assert not any(isinstance(ids, bytearray) for ids in tok._cache.values())
     assert tok.encode_ordinary(text) == reference.encode_ordinary(text)
-
-
-def test_many_new_chunks_merge_a_block_at_a_time(gpt2, monkeypatch):
-    tok, reference = gpt2
-    tok = copy.copy(tok)
-    monkeypatch.setattr(cache_module, "BLOCK", 256)
-    batches = []
-    encode_chunks = tok._encode_chunks
-    tok._cache = type(tok._cache)(
-        lambda chunks: batches.append(list(chunks)) or encode_chunks(chunks))
-    tok._cache.update(tok._whole_tokens)
-    words = made_up_words(3000, seed=3)
-    assert tok.encode_ordinary("".join(words)) == reference.encode_ordinary("".join(words))
-    assert len(batches) > 3 and max(map(len, batches)) < 2 * 256
-    # a lone surrogate in the last block: the blocks merged before it stay
-    # cached, the last one's new chunks leave, and no placeholder stays
-    more = made_up_words(3000, seed=4)
-    with pytest.raises(ValueError, match="lone surrogate"):
-        tok.encode_ordinary("".join(more) + " \ud800")
-    first = batches[len(batches) - 2][0]  # a new chunk of an earlier block
-    assert isinstance(tok._cache[first], bytes)
-    assert " \ud800" not in tok._cache
-    assert not any(isinstance(ids, bytearray) for ids in tok._cache.values())
-    assert tok.encode_ordinary("".join(more)) == reference.encode_ordinary("".join(more))
 
 
 def test_rounds_hand_over_to_the_heap_when_they_stop_paying(gpt2, monkeypatch):
