@@ -138,7 +138,8 @@ class Splitter:
 def _dense_end(stretch):
     """A pattern that finds an astral character followed by `stretch` others:
     where a run of dense astral text ends."""
-    return re.compile(f"[\U00010000-\U0010ffff](?=[^\U00010000-\U0010ffff]{{{stretch}}})")
+    astral = "\U00010000-\U0010ffff"
+    return re.compile(f"[{astral}](?=[^{astral}]{{{stretch}}})")
 
 
 def _astral_letters(text):
@@ -162,8 +163,9 @@ def _bmp_classes():
     >>> digits[:6]  # 0-9, then superscripts two and three
     '0-9²-³'
     """
-    below = "".join(map(chr, range(0xD800))) + "".join(map(chr, range(0xE000, 0x10000)))
-    return tuple("".join(_as_range(run.group()) for run in regex.finditer(f"{cls}+", below))
+    below = "".join(map(chr, [*range(0xD800), *range(0xE000, 0x10000)]))
+    return tuple("".join(_as_range(run.group())
+                         for run in regex.finditer(f"{cls}+", below))
                  for cls in (r"\p{L}", r"\p{N}", r"\s"))
 
 
