@@ -52,7 +52,7 @@ _LETTER_OR_DIGIT = regex.compile(r"[\p{L}\p{N}]")
 SURROGATE = re.compile("[\ud800-\udfff]")
 _CUT = regex.compile(r"[!-~](?= )")  # a sure boundary at .end()
 _LAST_CUT = regex.compile(r"(?r)[!-~](?= )")  # the same, searching backwards
-_STRETCH = 128  # characters between two astral letters, below which `regex` takes them
+_STRETCH = 128  # characters between two astral ones, below which `regex` takes them
 TIMEOUT_BASE, TIMEOUT_PER_CHAR = 1.0, 1e-6  # seconds, for custom patterns
 
 
