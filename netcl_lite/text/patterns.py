@@ -18,11 +18,11 @@ such as "^" * 1_000_000.
 Python's built-in `re` has no `\\p{L}`, but it cuts text 2x to 2.8x
 faster than `regex` (measured on Shakespeare and on mixed text). `twin`
 writes each pattern for `re`, with the classes spelled out as ranges of
-characters. In ASCII text `\\p{L}` is just
-`[A-Za-z]` and `\\p{N}` is `[0-9]`; that is `ASCII_TWINS`, the easiest twin
-to read. The tokenizer's splitter (split.py) fills in every letter, digit and
-space below U+10000 instead. tests/text/test_text_patterns.py checks that the
-ASCII twin cuts every ASCII text exactly like its original:
+characters. In ASCII text `\\p{L}` is just `[A-Za-z]` and `\\p{N}` is
+`[0-9]`; that is `ASCII_TWINS`, the easiest twin to read. The tokenizer's
+splitter (split.py) fills in every letter, digit and space below U+10000
+instead. tests/text/test_text_patterns.py checks that the ASCII twin cuts
+every ASCII text exactly like its original:
 
     >>> import re
     >>> re.findall(ASCII_TWINS[GPT2_SPLIT_PATTERN], "Hello world's 2024!!")
