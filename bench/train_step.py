@@ -7,10 +7,17 @@ loss must equal ours (checked), so the two time the same computation.
 
     python bench/train_step.py             # markdown table: ms per step
     python bench/train_step.py --profile   # where netcl_lite's step goes
+    python bench/train_step.py --floor     # how fast the step could be here
 
 ``--profile`` counts kernel launches per step and sums OpenCL profiling
 events per kernel (device time; the rest of the wall time is Python and
 launch overhead), and prints the CPU time of the Python thread itself.
+
+``--floor`` bounds the step from below on this machine: its matrix
+products' FLOPs at the FMA peak that ``kernels/roofline.cl`` measures, and
+the same products in numpy (its BLAS), next to torch's whole step. A goal
+such as "0.6x torch's step" is out of reach where those products alone
+take longer.
 """
 
 import math
@@ -305,9 +312,83 @@ def profile(steps=6):
         print(f"| {name} | {count} | {t:.2f} |")
 
 
+# --- floor ----------------------------------------------------------------------
+def products(ours, x, y):
+    """[(batch, M, N, K), ...]: every matrix product one step launches."""
+    import pyopencl as cl
+    found = []
+    kernel_call = cl.Kernel.__call__
+
+    def seen(kernel, queue, global_size, local_size, *args, **kw):
+        if kernel.function_name.startswith("matmul_") and "pack" not in \
+                kernel.function_name:   # A, B, C, then batch, M, N, K
+            found.append(tuple(int(np.asarray(a)) for a in args[3:7]))
+        return kernel_call(kernel, queue, global_size, local_size, *args, **kw)
+
+    ours.step(x, y)                   # compile, allocate
+    cl.Kernel.__call__ = seen
+    try:
+        ours.step(x, y)
+    finally:
+        cl.Kernel.__call__ = kernel_call
+    return found
+
+
+def floor(rounds=3, repeats=7):
+    """Markdown: the step's products (GFLOP), their time at the measured
+    FMA peak and in numpy, and the two libraries' whole steps."""
+    from netcl_lite.core import roofline
+    from netcl_lite.core.device import manager
+
+    ours = Ours()
+    x, y = batches(1)[0]
+    shapes = products(ours, x, y)
+    flops = sum(2 * b * m * n * k for b, m, n, k in shapes)
+    rng = np.random.default_rng(0)
+    pairs = [(rng.standard_normal((b, m, k), np.float32),
+              rng.standard_normal((b, k, n), np.float32))
+             for b, m, n, k in shapes]
+
+    def numpy_products():
+        t0 = time.perf_counter()
+        for a, b in pairs:
+            np.matmul(a, b)
+        return time.perf_counter() - t0
+
+    queue = roofline.profiling_queue(manager.default("auto").queue)
+    timed = Ours(queue)           # the same model, its launches timed
+
+    def our_products():           # device time of matmul_*, packing included
+        kernels = roofline.profile(queue, lambda: timed.step(x, y), steps=3)
+        return sum(k.seconds for k in kernels if k.name.startswith("matmul_"))
+
+    best = dict(peak=0.0, numpy=math.inf, ours=math.inf)
+    steps = {}
+    for _ in range(rounds):       # the machine's speed drifts: interleave
+        best["peak"] = max(best["peak"], roofline.peak_flops(queue)[0])
+        best["ours"] = min(best["ours"], our_products())
+        best["numpy"] = min(best["numpy"],
+                            min(numpy_products() for _ in range(repeats)))
+        ms, _ = compare(steps=repeats)
+        for k, v in ms.items():
+            steps[k] = min(steps.get(k, math.inf), v)
+    rows = [f"| the step's {len(shapes)} matrix products, {flops / 1e9:.2f} "
+            f"GFLOP, at the FMA peak ({best['peak'] / 1e9:.0f} GFLOP/s) | "
+            f"{flops / best['peak'] * 1e3:.1f} |",
+            f"| the same products in numpy | {best['numpy'] * 1e3:.1f} |",
+            f"| the same products in netcl_lite (device time, packing "
+            f"included) | {best['ours'] * 1e3:.1f} |"]
+    rows += [f"| {k}, the whole step | {v:.1f} |" for k, v in steps.items()]
+    if "torch" in steps:
+        rows.append(f"| 0.6 x torch's step | {0.6 * steps['torch']:.1f} |")
+    return "\n".join(["| best of %d rounds | ms |" % rounds, "|---|---|", *rows])
+
+
 if __name__ == "__main__":
     if "--profile" in sys.argv:
         profile()
+    elif "--floor" in sys.argv:
+        print(floor())
     elif "--generate" in sys.argv:
         print(generation())
     elif "--cpu" in sys.argv:

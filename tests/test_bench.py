@@ -40,3 +40,17 @@ def test_the_first_kernel_child_prints_wall_and_cpu_seconds():
                    and getattr(node.targets[0], "id", "") == "_FIRST_KERNEL")
     wall, cpu = map(float, run_child(["-c", snippet]).split())
     assert wall > 0 and cpu > 0
+
+
+def test_the_floor_finds_every_product_of_a_training_step():
+    # chapter 09's model: per layer q and o (D x D), k and v (D x D/2 with
+    # GQA), SwiGLU's gate and up (D x F) and down (F x D); the head D x V.
+    # The backward runs two products per forward one: 3x the forward FLOPs.
+    snippet = ("import sys; sys.path.insert(0, 'bench'); import train_step as t\n"
+               "s = t.products(t.Ours(), *t.batches(1)[0])\n"
+               "print(len(s), sum(2 * b * m * n * k for b, m, n, k in s))")
+    count, flops = map(int, run_child(["-c", snippet]).split())
+    T, D, F, V, layers = 32 * 64, 128, 352, 1024, 2
+    per_layer = D * D + 2 * D * (D // 2) + D * D + 2 * D * F + F * D
+    forward = 2 * T * (layers * per_layer + D * V)
+    assert (count, flops) == (45, 3 * forward)
