@@ -248,8 +248,8 @@ def encoding_rows(prose, folder):
         lambda tok: tok.encode_ordinary(text), lambda: ref_gpt2.encode_ordinary(text),
         setup=load_gpt2)
     assert ids == ref_gpt2.encode_ordinary(text), "ids differ from tiktoken's"
-    rows.append(time_row('encode "a" * 1_000_000 (one chunk), GPT-2, vs tiktoken',
-                         ours, theirs, low, high, "<= 3x"))
+    rows.append(time_row('encode `"a" * 1_000_000` (one chunk), GPT-2, '
+                         'vs tiktoken', ours, theirs, low, high, "<= 3x"))
 
     mixed = mixed_text()
     size = len(mixed.encode("utf-8"))
@@ -284,7 +284,7 @@ def encoding_rows(prose, folder):
     ours, theirs, low, high, _ = alternate(
         lambda tok: tok.encode_ordinary(curly), lambda: ref_gpt2.encode_ordinary(curly),
         setup=load_gpt2)
-    rows.append(throughput_row("encode Shakespeare with \u2019 for ', first pass, "
+    rows.append(throughput_row("encode Shakespeare with `\u2019` for `'`, first pass, "
                                "GPT-2, vs tiktoken", size, ours, theirs, low, high))
 
     letters = "".join(random.Random(0).choices(string.ascii_letters, k=200_000))
