@@ -142,7 +142,7 @@ def build(context, source, options=()):
 
 def build_log(built):
     """The compiler's messages for a built program, one block per device
-    that said anything ("" when all were silent)."""
+    that said anything (``""`` when all were silent)."""
     logs = []
     for device in built.devices:
         text = built.get_build_info(device, cl.program_build_info.LOG)

@@ -24,10 +24,11 @@ Chapter 1 builds it from the pieces in this folder:
     >>> tok.decode([258, 100])
     'aaabd'
 
-Lone surrogates ("\\ud800", e.g. half of an emoji from broken JSON) have no
-UTF-8 bytes, so encoding (or training on) a text that contains one raises a
-ValueError naming its position; nothing is silently replaced. Encoding
-anything but a str raises a TypeError; decoding anything but int ids too.
+Lone surrogates (``"\\ud800"``, e.g. half of an emoji from broken JSON)
+have no UTF-8 bytes, so encoding (or training on) a text that contains one
+raises a ValueError naming its position; nothing is silently replaced.
+Encoding anything but a str raises a TypeError; decoding anything but int
+ids too.
 """
 
 import numbers

@@ -289,7 +289,7 @@ def player(draw, controls, name, title="", start=None, figsize=(7.2, 3.2),
     """An interactive figure: frames of ``draw(fig, **values)`` for every
     combination of ``controls`` ({keyword: Control or list of values}).
 
-    name is the HTML id (lowercase, digits, '-'), unique on its page; title
+    name is the HTML id (lowercase, digits, ``-``), unique on its page; title
     names the figure for screen readers; start picks the values shown first;
     live optionally gives JupyterLab other choices for a control (a list of
     values, or an ipywidgets ValueWidget such as a Text box), since there the
