@@ -266,3 +266,26 @@ def test_progress_bars_are_stored_as_one_line(site_chapters):
                 shown = "".join(o.get("text", "") for o in
                                 shown_nb.cells[i].outputs)
                 assert shown.count("training:") == 1, shown
+
+
+# Sphinx's smart quotes turn a straight quote into a curly one by the
+# characters beside it, which goes wrong for a token such as " return" or a
+# string such as "\ud800" written as prose: the reader sees ” return” or
+# ”ud800”. Such strings belong in code, where quotes stay straight.
+WRONG_WAY = re.compile(r"(?:^|[\s(\[])[”’](?=\w)"     # a closing quote opens
+                       r"|\w[“‘](?=$|[\s).,;:])"       # an opening one closes
+                       r"|[“”‘’]{2}")                  # an empty quoted string
+
+
+def test_no_quote_turned_the_wrong_way(site_html):
+    found = []
+    for path in sorted(site_html.rglob("*.html")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        # code stands in as a word: `regex`'s reads as "code's"
+        text = re.sub(r"<(script|style|pre|code)\b.*?</\1>", "code", text,
+                      flags=re.S)
+        text = html_lib.unescape(re.sub(r"<[^>]+>", "", text))
+        for m in WRONG_WAY.finditer(text):
+            where = text[max(m.start() - 40, 0):m.end() + 30].replace("\n", " ")
+            found.append(f"{path.relative_to(site_html)}: ...{where}...")
+    assert not found, "\n".join(found)
