@@ -5,9 +5,9 @@ empty matplotlib figure for one setting of the controls (running whatever
 kernels it needs), and hands it to :func:`player`. Displayed in a notebook,
 the result is two things at once, and each front end shows the one it can:
 
-- **JupyterLab, with a kernel**: ipywidgets controls. Every change calls
+- JupyterLab, with a kernel: ipywidgets controls. Every change calls
   ``draw`` again, so the kernels run again on the new values.
-- **The static course** (no kernel, no network): one PNG frame per
+- The static course (no kernel, no network): one PNG frame per
   combination of control values, all rendered when the notebook executes,
   with a labelled ``<input type="range">`` (or ``<select>``) per control
   and a few lines of JavaScript that swap the frame. Nothing is loaded from

@@ -4,6 +4,8 @@ test, test_site_browser.py, checks the same with the network cut.)"""
 
 import re
 
+import pytest
+
 # What would make a browser fetch from the network when a page is shown.
 REMOTE = [
     re.compile(r"""<script[^>]+src=["'](?:https?:)?//""", re.I),
@@ -277,15 +279,27 @@ WRONG_WAY = re.compile(r"(?:^|[\s(\[])[”’](?=\w)"     # a closing quote open
                        r"|[“”‘’]{2}")                  # an empty quoted string
 
 
-def test_no_quote_turned_the_wrong_way(site_html):
+# Bold written **so** where the text is not parsed as markup (the
+# reference shows docstrings as plain text: their stars stay stars).
+BOLD_LEFT = re.compile(r"\*\*\w[^*\n]*\w\*\*")
+
+
+def _shown_text(path):
+    """A page's text as a reader sees it, outside code; code stands in as
+    a word, so that `regex`'s reads as "code's"."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    text = re.sub(r"<(script|style|pre|code)\b.*?</\1>", "code", text,
+                  flags=re.S)
+    return html_lib.unescape(re.sub(r"<[^>]+>", "", text))
+
+
+@pytest.mark.parametrize("pattern", [WRONG_WAY, BOLD_LEFT],
+                         ids=["quote turned the wrong way", "bold left as text"])
+def test_no_markup_shows_wrong(site_html, pattern):
     found = []
     for path in sorted(site_html.rglob("*.html")):
-        text = path.read_text(encoding="utf-8", errors="replace")
-        # code stands in as a word: `regex`'s reads as "code's"
-        text = re.sub(r"<(script|style|pre|code)\b.*?</\1>", "code", text,
-                      flags=re.S)
-        text = html_lib.unescape(re.sub(r"<[^>]+>", "", text))
-        for m in WRONG_WAY.finditer(text):
+        text = _shown_text(path)
+        for m in pattern.finditer(text):
             where = text[max(m.start() - 40, 0):m.end() + 30].replace("\n", " ")
             found.append(f"{path.relative_to(site_html)}: ...{where}...")
     assert not found, "\n".join(found)
