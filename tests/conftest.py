@@ -51,3 +51,19 @@ def queue():
 @pytest.fixture
 def rng():
     return np.random.default_rng(1234)
+
+
+@pytest.fixture(scope="session")
+def smollm2_path():
+    """The SmolLM2-135M-Instruct GGUF file (netcl_lite/nn/pretrained.py):
+    from the cache, else fetched. Without it and without a network the
+    test skips, saying why, unless COURSE_REQUIRE_SMOLLM2=1 (.ci/run sets
+    it): then it fails."""
+    from netcl_lite.nn.pretrained import fetch
+    try:
+        return fetch("SmolLM2-135M-Instruct")
+    except ValueError as err:
+        if os.environ.get("COURSE_REQUIRE_SMOLLM2") == "1":
+            pytest.fail(f"COURSE_REQUIRE_SMOLLM2=1 but {err}", pytrace=False)
+        pytest.skip(f"SmolLM2-135M-Instruct not available: "
+                    f"{str(err).splitlines()[0]}")
