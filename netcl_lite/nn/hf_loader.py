@@ -210,8 +210,25 @@ def _bf16(path, name, shape):
                      shape=tuple(shape))
 
 
+def _reader(path, name):
+    """A function that reads one F32 or F16 tensor with safetensors' numpy
+    API when called: the weights pass through memory one at a time."""
+    def read():
+        from safetensors import safe_open          # only when reading
+        with safe_open(str(path), framework="np") as f:
+            return f.get_tensor(name)
+    return read
+
+
+def _interleaved(data, heads):
+    """``data`` (an array or a function reading it) with its rows turned
+    from rotate-half pairs to interleaved ones, when read."""
+    return lambda: interleave_pairs(data() if callable(data) else data, heads)
+
+
 def _read_tensors(files):
-    """{name: FileTensor} from every *.safetensors file."""
+    """{name: FileTensor} from every *.safetensors file (the table only:
+    the values are read when the model is filled)."""
     from safetensors import SafetensorError, safe_open  # only when reading
     found = {}
     for path in files:
@@ -228,7 +245,7 @@ def _read_tensors(files):
                     elif dtype == "BF16":
                         data = _bf16(path, name, shape)
                     else:
-                        data = f.get_tensor(name)
+                        data = _reader(path, name)
                     found[name] = (path, FileTensor(name, dtype, shape, data))
         except (SafetensorError, OSError) as err:
             raise ValueError(f"{path}: not a readable safetensors file "
@@ -270,7 +287,7 @@ def read_hf(directory):
             # a wrong shape is left for check_tensors to name
             if t is not None and t.data is not None and heads > 0 and \
                     d % 2 == 0 and t.shape == (heads * d, config["dim"]):
-                t.data = interleave_pairs(t.data, heads)
+                t.data = _interleaved(t.data, heads)
     return FoundModel(source=str(folder), config=config, tensors=tensors,
                       file_name=file_name, unexpected=unexpected,
                       stop_ids=_stop_ids(folder, raw))

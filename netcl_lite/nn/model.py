@@ -66,6 +66,9 @@ def swiglu_hidden(dim, multiple_of=32):
     return multiple_of * ceil_div(hidden, multiple_of)
 
 
+_SHOWN_WHEN_SET = ("head_dim", "tie_head")   # DecoderConfig.__repr__
+
+
 @dataclasses.dataclass
 class DecoderConfig:
     """Every number that fixes the model's shapes, plus its init seed."""
@@ -122,6 +125,15 @@ class DecoderConfig:
                                  f"{getattr(self, name)}")
         if self.hidden_dim == 0:
             self.hidden_dim = swiglu_hidden(self.dim)
+
+    def __repr__(self):
+        """Every field, but the ones real models added (head_dim, tie_head)
+        only when set: a course model's config prints as it always did."""
+        shown = [f"{f.name}={getattr(self, f.name)!r}"
+                 for f in dataclasses.fields(self)
+                 if f.name not in _SHOWN_WHEN_SET or
+                 getattr(self, f.name) != f.default]
+        return f"{type(self).__name__}({', '.join(shown)})"
 
     def to_dict(self):
         return dataclasses.asdict(self)

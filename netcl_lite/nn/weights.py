@@ -50,27 +50,34 @@ FLOAT_TYPES = ("F16", "BF16", "F32")
 class FileTensor:
     """One tensor as a file stores it.
 
-    ``data`` holds its values as stored (often a memory map of the file):
-    float32 or float16 values, bfloat16 as uint16, or, for the block
-    types (Q4_0, Q4_1, Q8_0), the blocks' bytes, which ``dequantize``
-    (the file format's own reader) turns into float32."""
+    ``data`` holds its values as stored: float32 or float16 values,
+    bfloat16 as uint16, or, for the block types (Q4_0, Q4_1, Q8_0), the
+    blocks' bytes, which ``dequantize`` (the file format's own reader) turns
+    into float32. It is an array (often a memory map of the file), or a
+    function that reads it when called, so that a model's weights pass
+    through host memory one tensor at a time."""
     name: str                    # the file's name, for messages
     qtype: str                   # one of SUPPORTED_TYPES, or what the file says
     shape: tuple                 # numpy order: (out, in) or (n,)
-    data: np.ndarray
+    data: object                 # an array, or a function returning it
     dequantize: Callable = None  # bytes -> float32, for the block types
+
+    def stored(self):
+        """The values as stored (read now, if ``data`` is a function)."""
+        return self.data() if callable(self.data) else self.data
 
     def floats(self):
         """The values as a float32 array of ``shape``."""
+        data = self.stored()
         if self.qtype == "F32":
-            values = np.asarray(self.data, np.float32)
+            values = np.asarray(data, np.float32)
         elif self.qtype == "F16":
-            values = np.asarray(self.data).astype(np.float32)
+            values = np.asarray(data).astype(np.float32)
         elif self.qtype == "BF16":   # the top half of a float32's bits
-            bits = np.asarray(self.data, np.uint16).astype(np.uint32) << 16
+            bits = np.asarray(data, np.uint16).astype(np.uint32) << 16
             values = bits.view(np.float32)
         else:
-            values = self.dequantize(self.data)
+            values = self.dequantize(data)
         return values.reshape(self.shape)
 
 
