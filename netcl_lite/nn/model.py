@@ -129,14 +129,16 @@ class DecoderConfig:
     def __repr__(self):
         """Every field, but the ones real models added (head_dim, tie_head)
         only when set: a course model's config prints as it always did."""
-        shown = [f"{f.name}={getattr(self, f.name)!r}"
-                 for f in dataclasses.fields(self)
-                 if f.name not in _SHOWN_WHEN_SET or
-                 getattr(self, f.name) != f.default]
+        shown = [f"{k}={v!r}" for k, v in self.to_dict().items()]
         return f"{type(self).__name__}({', '.join(shown)})"
 
     def to_dict(self):
-        return dataclasses.asdict(self)
+        """The fields as a dict; head_dim and tie_head only when set, so
+        that what is written for a course model (checkpoints, the ONNX
+        file's metadata) stays as it was before real models came."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                if f.name not in _SHOWN_WHEN_SET or
+                getattr(self, f.name) != f.default}
 
     @classmethod
     def from_dict(cls, data):

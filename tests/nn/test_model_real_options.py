@@ -38,9 +38,10 @@ def test_config_checks_and_defaults():
     cfg = DecoderConfig(vocab_size=8)
     assert cfg.head_dim == 0 and cfg.tie_head is False
     assert DecoderConfig.from_dict(cfg.to_dict()) == cfg
-    old = {k: v for k, v in cfg.to_dict().items()
-           if k not in ("head_dim", "tie_head")}       # a config from before
-    assert DecoderConfig.from_dict(old) == cfg
+    assert "head_dim" not in cfg.to_dict()             # as written before
+    real = DecoderConfig(vocab_size=8, head_dim=6, tie_head=True)
+    assert real.to_dict()["head_dim"] == 6 and real.to_dict()["tie_head"]
+    assert DecoderConfig.from_dict(real.to_dict()) == real
     assert "head_dim" not in repr(cfg) and "tie_head" not in repr(cfg)
     assert repr(DecoderConfig(vocab_size=8, tie_head=True)).endswith(
         "window=0, tie_head=True)")            # shown once set
@@ -116,13 +117,16 @@ def test_checkpoint_round_trip_tied_and_own_head_dim(queue, tmp_path):
                                   model(ids).value.to_host())
 
 
-def test_an_older_checkpoint_still_loads(queue, tmp_path):
+def test_a_course_models_checkpoint_is_written_as_before(queue, tmp_path):
+    """No head_dim or tie_head in its config: the file is what the library
+    wrote before real models came, and such files load."""
     model = tiny(queue)
     save_checkpoint(tmp_path / "c", model)
     header = json.loads((tmp_path / "c.json").read_text())
-    for key in ("head_dim", "tie_head"):      # written before they existed
-        del header["config"][key]
-    (tmp_path / "c.json").write_text(json.dumps(header))
+    assert sorted(header["config"]) == sorted(
+        ["vocab_size", "dim", "n_layers", "n_heads", "n_kv_heads",
+         "max_seq_len", "hidden_dim", "rope_base", "rope_scale", "attn_scale",
+         "norm_eps", "seed", "window"])
     again, _ = load_checkpoint(tmp_path / "c", queue)
     assert again.config == model.config
 
@@ -185,8 +189,8 @@ def test_a_frozen_layer_is_refused_by_name_where_floats_are_needed(
 def test_a_long_max_seq_len_allocates_for_the_text_only(queue):
     """8192 positions, as SmolLM2: generating 6 tokens after 3 takes no
     buffer sized for 8192 (a fused cache for all of them would be 8192 x
-    HKV x d_k floats per layer, RoPE's table 8192 x d_k), and picks the same tokens as a model
-    whose max_seq_len is the text's."""
+    HKV x d_k floats per layer, RoPE's table 8192 x d_k), and picks the
+    same tokens as a model whose max_seq_len is the text's."""
     long = tiny(queue, max_seq_len=8192)
     short = tiny(queue, max_seq_len=9)
     with trace() as log:
