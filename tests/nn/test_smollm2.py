@@ -17,8 +17,10 @@ import pathlib
 import numpy as np
 import pytest
 
-from netcl_lite.nn import DecoderLM
-from numpy_ref.llama import llama_forward
+gguf = pytest.importorskip("gguf")
+
+from netcl_lite.nn import DecoderLM  # noqa: E402
+from numpy_ref.llama import llama_forward  # noqa: E402
 
 PROMPTS = json.loads((pathlib.Path(__file__).parent / "smollm2" /
                       "prompts.json").read_text(encoding="utf-8"))
@@ -27,7 +29,6 @@ TOLERANCE = 1e-4           # x max |reference logit|
 
 @pytest.fixture(scope="module")
 def gguf_file(smollm2_path):
-    gguf = pytest.importorskip("gguf")
     return gguf.GGUFReader(smollm2_path)
 
 
@@ -40,7 +41,6 @@ def model(smollm2_path, queue):
 def reference(gguf_file):
     """ids -> float32 logits (S, V), from the file's metadata and weights
     as the test reads them itself."""
-    import gguf
     f = {k: v.contents() for k, v in gguf_file.fields.items()
          if k.startswith("llama.")}
     w = {}
