@@ -60,9 +60,10 @@ from netcl_lite.core.signature import (BUFFER_DTYPES, check_args,
 GUARD_NAN = 0x7FB00000
 GUARD_INT = 0
 GUARD_SLACK = 1024   # guard values added beyond what the padding can reach
-# "<any path>.cl:12:5: error: ..." in a compiler's log (PoCL names a
-# temporary copy of the source)
-_LOCATION = re.compile(r"(?:\S*?[\\/])?[\w.-]+\.cl:(\d+):(\d+)")
+# Where an error is, in a compiler's log: "<any path>.cl:12:5: error: ..."
+# (PoCL and Oclgrind name a temporary copy of the source) or, at the start
+# of a line, "3:12:5: error: ..." (Intel's runtime numbers its sources)
+_LOCATION = re.compile(r"(?:(?:\S*?[\\/])?[\w.-]+\.cl|^\d+):(\d+):(\d+)")
 
 
 class KernelBuildError(RuntimeError):
@@ -106,7 +107,7 @@ def _located_log(log, path, lines):
         out.append(line[:found.start()] + f"{path}:{row}:{col}" +
                    line[found.end():])
         quoted = k + 1 < len(log) and 1 <= row <= len(lines) and \
-            log[k + 1].strip() == lines[row - 1].strip()
+            lines[row - 1].strip() in log[k + 1]
         if 1 <= row <= len(lines) and not quoted:
             out.append("    " + lines[row - 1].rstrip())
             out.append("    " + " " * (col - 1) + "^")
