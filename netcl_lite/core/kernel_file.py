@@ -20,11 +20,11 @@ array([[0.09  , 0.2447, 0.6652],
 
 What goes wrong is said plainly:
 
-* a file that does not compile raises ``KernelBuildError``, whose message is
+- a file that does not compile raises ``KernelBuildError``, whose message is
   the compiler's log, each error with its line of the file;
-* a missing or extra argument, or a buffer of the wrong kind (floats for an
+- a missing or extra argument, or a buffer of the wrong kind (floats for an
   ``int *``), is a ValueError naming it, before anything is built;
-* the kernel's reach past its buffers is caught on a device that does not
+- the kernel's reach past its buffers is caught on a device that does not
   check accesses (PoCL, Intel, GPUs) by guard values after each buffer:
   NaN after a float buffer, so a value read past the end spreads NaN into
   what it computes, and a ``BufferOverrun`` when any guard was written.
@@ -125,7 +125,7 @@ def _error_log(text):
     return "\n".join(p.strip() for p in parts[1:]) if len(parts) > 1 else text
 
 
-def build_file(context, path, source):
+def _build_file(context, path, source):
     """Build ``source`` (the text of ``path``) for ``context``: the
     cl.Program and the compiler's log, or a KernelBuildError whose message
     is the log, located in ``path``."""
@@ -227,7 +227,7 @@ def run_kernel_file(path, kernel, global_size, args, local_size=None,
     queue = queue or manager.default("auto").queue
     context = context_of(queue)
     guarded = not is_simulator(queue.device.platform)
-    program, log = build_file(context, path, source)
+    program, log = _build_file(context, path, source)
     timing = profiling_queue(queue)
     # each buffer is followed by guard values: as many as the padding
     # work-items would reach if each wrote as much as a real one, and more
