@@ -235,9 +235,9 @@ def run_kernel_file(path, kernel, global_size, args, local_size=None,
     buffers, guards = {}, {}
     for k, (name, array) in enumerate(arrays.items()):
         n = array.size
-        extra = int(np.ceil(n * (reach - 1))) + GUARD_SLACK if guarded else 0
-        full = np.empty(n + extra, dtype=array.dtype)
-        full[:n] = array.ravel()
+        spare = int(np.ceil(n * (reach - 1))) + GUARD_SLACK if guarded else 0
+        full = np.empty(n + spare, dtype=array.dtype)      # (n + spare,)
+        full[:n] = array.ravel()                            # (n,) of them
         bits = GUARD_NAN + 1 + k if array.dtype.kind == "f" else GUARD_INT
         full[n:].view(np.uint32)[:] = bits
         guards[name] = full[n:].tobytes()
@@ -262,7 +262,7 @@ def run_kernel_file(path, kernel, global_size, args, local_size=None,
                 f"global size {global_size} was rounded up to {padded}, a "
                 f"multiple of the local size {local_size}: return early for "
                 "the work-items past your data.")
-        out[name] = full[:n].reshape(np.shape(args[name])).copy()
+        out[name] = full[:n].reshape(np.shape(args[name])).copy()  # as passed
     seconds = None
     if repeat:
         events = [cl.enqueue_nd_range_kernel(timing, knl, padded, local_size)
