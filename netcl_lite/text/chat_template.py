@@ -112,8 +112,8 @@ class ChatTemplate:
     def _content_spans(self, messages, add_generation_prompt, text):
         """[(start, stop), ...] of the message contents in `text`, or None
         when the template does not place them verbatim."""
-        if _MARK in self.source or _END in self.source:
-            return None
+        if _holds_marks(self.source) or _holds_marks(messages):
+            return None  # a marker could be forged: locate nothing
         marked = [{**m, "content": f"{_MARK}{k}{_END}"}
                   for k, m in enumerate(messages)]
         pieces = _MARKER.split(self._render(marked, add_generation_prompt))
@@ -145,6 +145,18 @@ class ChatTemplate:
         return ids + tok.encode_ordinary(text[start:])
 
 
+def _holds_marks(value):
+    """Whether a string, or any string inside `value`, holds a marker's
+    characters (private use; no real text has them)."""
+    if isinstance(value, str):
+        return _MARK in value or _END in value
+    if isinstance(value, dict):
+        return any(map(_holds_marks, value.values()))
+    if isinstance(value, (list, tuple)):
+        return any(map(_holds_marks, value))
+    return False
+
+
 def _no_special_in_content(messages, specials):
     """Where content cannot be located in the prompt, it must hold no special
     token's string: the template's own could not be told from it."""
@@ -154,9 +166,9 @@ def _no_special_in_content(messages, specials):
         if len(pieces) > 1:
             raise ValueError(
                 f"messages[{k}]['content'] holds the special token {pieces[1]!r}, "
-                "and this chat template changes content on its way into the "
-                "prompt (trims or splits it), so it cannot be kept apart from "
-                "the template's own control tokens")
+                "and the content cannot be located in the prompt (this chat "
+                "template changes it on its way in, e.g. trims it), so it could "
+                "not be kept apart from the template's own control tokens")
 
 
 def _checked(messages, tokenizer):
@@ -213,6 +225,11 @@ def _compile(source):
     except ImportError:
         raise ModuleNotFoundError("a chat template needs the jinja2 package: "
                                   f"{_MODELS_EXTRA}") from None
+    version = tuple(map(int, regex.findall(r"\d+", jinja2.__version__)[:3]))
+    if version < (3, 1, 6):  # as transformers requires: a template is untrusted
+        raise ImportError(f"jinja2 {jinja2.__version__} has known sandbox escapes; "
+                          "a chat template needs jinja2>=3.1.6 (pip install -U "
+                          "jinja2)")
 
     class Generation(jinja2.ext.Extension):
         """{% generation %}...{% endgeneration %}: renders its body (transformers

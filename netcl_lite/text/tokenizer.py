@@ -547,10 +547,8 @@ class BPETokenizer:
         tok._set_bpe(model.vocab, model.byte_ids, model.merges, model.made)
         if model.ignore_merges:
             tok._use_whole_tokens(model.whole)
-        try:
-            tok._register_special_tokens(model.special_tokens, shared=True)
-        except ValueError as e:
-            raise ValueError(f"{path}: {e}") from None
+        # each is also the regular token of its own text (gguf_file.py)
+        tok._register_special_tokens(model.special_tokens, shared=True)
         tok._set_model_facts(model.chat_template, model.special_ids)
         return tok
 
