@@ -156,14 +156,14 @@ class BPETokenizer:
 
     @property
     def dropped_bytes(self):
-        """The bytes the vocabulary lacks, which `encode` drops (usually b"").
+        """The bytes the vocabulary lacks, which `encode` drops (usually none).
 
         SmolLM2's vocabulary lacks 21 bytes, among them 0x04 and 0xF5-0xFF.
         Its own tokenizers (transformers, llama.cpp) drop such a byte, so
-        "a\\x04b" encodes as the ids of "a" and "b"; so does this one, to
-        give the model the ids it was trained on. Decoding then cannot give
-        the byte back. Every tokenizer trained or saved by this library
-        keeps all 256 bytes.
+        ``"a\\x04b"`` encodes as the ids of ``"a"`` and ``"b"``; so does
+        this one, to give the model the ids it was trained on. Decoding then
+        cannot give the byte back. Every tokenizer trained or saved by this
+        library keeps all 256 bytes.
         """
         return self._dropped
 
@@ -536,10 +536,11 @@ class BPETokenizer:
         allowed_special="all")` gives transformers' ids for the same file.
         Bytes the vocabulary lacks are dropped (`dropped_bytes`).
 
-        >>> tok = BPETokenizer.from_gguf("SmolLM2-135M-Instruct.Q4_1.gguf")  # doctest: +SKIP
-        >>> tok.encode("Hi 2026")                                            # doctest: +SKIP
-        [11873, 216, 34, 32, 34, 38]
-        >>> tok.end_of_text_id, tok.end_of_turn_id                           # doctest: +SKIP
+        >>> path = "SmolLM2-135M-Instruct.Q4_1.gguf"
+        >>> tok = BPETokenizer.from_gguf(path)          # doctest: +SKIP
+        >>> tok.encode("Hi 2026")                       # doctest: +SKIP
+        [26843, 216, 34, 32, 34, 38]
+        >>> tok.end_of_text_id, tok.end_of_turn_id      # doctest: +SKIP
         (0, 2)
         """
         model = read_gguf_tokenizer(path)

@@ -61,7 +61,8 @@ def read_tokenizer_config(folder, id_of):
         try:
             config = json.loads(path.read_text(encoding="utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError) as e:
-            raise ValueError(f"{path}: not a valid JSON file ({str(e)[:200]})") from None
+            raise ValueError(f"{path}: not a valid JSON file "
+                             f"({str(e)[:200]})") from None
         if not isinstance(config, dict):
             raise ValueError(f"{path}: expected a JSON object, got "
                              f"{type(config).__name__}")

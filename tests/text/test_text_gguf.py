@@ -164,10 +164,12 @@ def test_saved_for_tokenizers_it_keeps_the_published_split(smollm2, tmp_path):
     hf = Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
     for entry in IDS["texts"]:
         text = entry["text"]
-        assert hf.encode(text, add_special_tokens=False).ids == entry["published"]["all"]
+        ids = hf.encode(text, add_special_tokens=False).ids
+        assert ids == entry["published"]["all"]
     again = BPETokenizer.from_tokenizer_json(tmp_path / "tokenizer.json")
     assert again.dropped_bytes == MISSING
-    assert both(again, "x\n\n1. item<|im_end|>") == both(smollm2, "x\n\n1. item<|im_end|>")
+    text = "x\n\n1. item<|im_end|>"
+    assert both(again, text) == both(smollm2, text)
 
 
 # ---- the tokenizer.json transformers writes for the file -----------------------
@@ -323,7 +325,8 @@ REFUSED = [
      "tokenizer.ggml.tokens"),
     ({"ggml_merges": ["Ġ t", "t Ġ"]}, r"merges\[1\] 't Ġ': 'tĠ' is not in"),
     ({"ggml_merges": ["Ġt"]}, r"merges\[0\] must be \"left right\""),
-    ({"ggml_merges": ["Ġ t", "Ġ t"]}, r"merges\[1\] repeats tokenizer.ggml.merges\[0\]"),
+    ({"ggml_merges": ["Ġ t", "Ġ t"]},
+     r"merges\[1\] repeats tokenizer.ggml.merges\[0\]"),
     ({"chat_template": 5, "types": {"tokenizer.chat_template": (V.UINT32, None)}},
      "tokenizer.chat_template must be a string"),
 ]
