@@ -162,7 +162,10 @@ class BPETokenizer:
         Its own tokenizers (transformers, llama.cpp) drop such a byte, so
         ``"a\\x04b"`` encodes as the ids of ``"a"`` and ``"b"``; so does
         this one, to give the model the ids it was trained on. Decoding then
-        cannot give the byte back. Every tokenizer trained or saved by this
+        cannot give the byte back. Like transformers, it drops the byte before
+        merging, so that its neighbours in a chunk may merge
+        (``"!\\x04!"`` gives the one id of ``"!!"``); llama.cpp drops it
+        after merging and gives two. Every tokenizer trained or saved by this
         library keeps all 256 bytes.
         """
         return self._dropped

@@ -349,8 +349,8 @@ def byte_level_vocab(reader, strings, field):
     b, or None where the vocabulary has no such token: a real model's
     vocabulary may lack bytes that its training text never held (SmolLM2
     lacks 21, among them 0x04 and 0xF5-0xFF), and `tokenizers` and llama.cpp
-    then drop that byte from the text. The tokenizer does the same
-    (`BPETokenizer.dropped_bytes`).
+    then drop that byte from the text. The tokenizer does the same, as
+    `tokenizers` does it (`BPETokenizer.dropped_bytes`).
     """
     vocab, whole = {}, []  # id -> bytes; the ids spelled in bytes
     for text, idx in strings.items():
