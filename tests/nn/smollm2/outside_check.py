@@ -8,7 +8,7 @@ transformers needs torch, too heavy for the project's environment, so the
 check runs in two steps, in two environments:
 
     # 1. where torch and transformers are installed (e.g. a scratch venv:
-    #    pip install torch transformers gguf)
+    #    pip install torch transformers gguf accelerate)
     python tests/nn/smollm2/outside_check.py transformers <gguf folder> <out>
     # 2. in the project's environment
     python tests/nn/smollm2/outside_check.py compare <gguf folder> <out>
