@@ -178,3 +178,16 @@ def disk(browser, site_html):
     yield context
     context.close()
 
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed test that used a Jupyter server (tests/site/test_lab.py's
+    Server, alone or in a tuple) shows the server's log."""
+    report = (yield).get_result()
+    if not report.failed:
+        return
+    for value in getattr(item, "funcargs", {}).values():
+        for obj in value if isinstance(value, tuple) else (value,):
+            if hasattr(obj, "log_text"):
+                report.sections.append(("Jupyter server log", obj.log_text()))
