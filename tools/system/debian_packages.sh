@@ -20,7 +20,7 @@ why() {
         pocl-opencl-icd) echo "Debian's PoCL (3.1 with LLVM 15 on Debian 12), an" \
             "OpenCL driver for the CPU: it compiles on CPUs that pip's PoCL 3.0" \
             "cannot (AMD Zen 5)," \
-            "and runs the kernels faster than Intel's runtime, the fallback" \
+            "and runs most kernels faster than Intel's runtime, the fallback" \
             "that make install puts in the environment." ;;
         chromium) echo "headless Chromium at /usr/bin/chromium: the site's tests" \
             "(tests/site) open every page of the built course in it, and" \
