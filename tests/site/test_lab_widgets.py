@@ -44,13 +44,12 @@ PAGE_IDLE = """() => {
 
 
 def widget_cell(path):
-    """The index, among code cells, of the cell that shows the player."""
+    """The index, among code cells, of the first cell that shows a player."""
     code = [c for c in json.loads(path.read_text(encoding="utf-8"))["cells"]
             if c["cell_type"] == "code"]
-    (index,) = [i for i, c in enumerate(code)
-                if any("application/vnd.jupyter.widget-view+json" in o.get("data", {})
-                       for o in c.get("outputs", []))]
-    return index
+    return min(i for i, c in enumerate(code)
+               if any("application/vnd.jupyter.widget-view+json" in o.get("data", {})
+                      for o in c.get("outputs", [])))
 
 
 @pytest.fixture(scope="module")
@@ -69,6 +68,8 @@ class Notebook:
 
     def __init__(self, server, page, path):
         self.server, self.page = server, page
+        self.errors = []
+        page.on("pageerror", lambda e: self.errors.append(str(e)))
         self.rel = f"chapters/{path.name}"
         self.cell = widget_cell(path)
         self.kernel = None
@@ -156,12 +157,10 @@ class Notebook:
 
 def open_chapter(server, offline):
     (path,) = sorted((ROOT / "chapters").glob(f"{CHAPTER}_*.ipynb"))
-    page = offline.context.new_page()
-    page.errors = []
-    page.on("pageerror", lambda e: page.errors.append(str(e)))
-    page.goto(f"{server.base}/lab/tree/chapters/{path.name}?token={server.token}")
-    page.wait_for_selector(".jp-NotebookPanel .jp-CodeCell", timeout=60_000)
-    return Notebook(server, page, path)
+    nb = Notebook(server, offline.context.new_page(), path)
+    nb.page.goto(f"{server.base}/lab/tree/chapters/{path.name}?token={server.token}")
+    nb.page.wait_for_selector(".jp-NotebookPanel .jp-CodeCell", timeout=60_000)
+    return nb
 
 
 def move_the_controls(page, first):
@@ -194,7 +193,7 @@ def test_live_controls_redraw_in_jupyterlab(lab_server, browser, offline,
     widget.scroll_into_view_if_needed()
     widget.screenshot(path=os.path.join(str(shots), f"lab-{CHAPTER}-live.png"))
     nb.page.close()
-    assert not nb.page.errors, nb.page.errors
+    assert not nb.errors, nb.errors
     assert offline.blocked[blocked_before:] == []
 
 
