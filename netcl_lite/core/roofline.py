@@ -41,6 +41,7 @@ from collections import namedtuple
 import numpy as np
 import pyopencl as cl
 
+from netcl_lite.core.device import device_of
 from netcl_lite.core.program import LOCAL_1D, kernel_dir, kernel_source, launch
 from netcl_lite.core.signature import parse_signatures
 from netcl_lite.core.tensor import Tensor
@@ -105,9 +106,9 @@ def fma_work_items(queue):
     """fma_loop's global size: 4 work-groups of LOCAL_1D per compute unit on
     a CPU (each core takes whole work-groups), 32 on a GPU (whose cores each
     keep many work-groups in flight to hide latency)."""
-    device = queue.device
-    per_unit = 4 if device.type == cl.device_type.CPU else 32
-    return device.max_compute_units * per_unit * LOCAL_1D[0]
+    device = device_of(queue)
+    per_unit = 4 if device.kind == "cpu" else 32
+    return device.cl_device.max_compute_units * per_unit * LOCAL_1D[0]
 
 
 def peak_flops(queue, seconds=0.01, repeats=10, widths=WIDTHS):

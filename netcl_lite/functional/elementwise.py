@@ -33,15 +33,15 @@ def mul(a, b):
     """a * b elementwise, same shapes."""
     a, b = nodes(a, b, op="mul")
     same_shape(a, b, "mul")
-    queue, n = a.queue, a.value.size
-    out = Tensor.empty(queue, a.shape)
-    items = work_items(queue, n)   # about 256 values each on a CPU
-    launch(queue, "elementwise", "mul_forward", (items,), LOCAL_1D,
+    device, n = a.device, a.value.size
+    out = Tensor.empty(device, a.shape)
+    items = work_items(device, n)  # about 256 values each on a CPU
+    launch(device, "elementwise", "mul_forward", (items,), LOCAL_1D,
            a.value, b.value, out, n)
 
     def backward(g):
-        ga, gb = Tensor.empty(queue, a.shape), Tensor.empty(queue, b.shape)
-        launch(queue, "elementwise", "mul_backward", (items,), LOCAL_1D,
+        ga, gb = Tensor.empty(device, a.shape), Tensor.empty(device, b.shape)
+        launch(device, "elementwise", "mul_backward", (items,), LOCAL_1D,
                g, a.value, b.value, ga, gb, n)
         return ga, gb
 

@@ -36,15 +36,15 @@ def embedding(table, ids):
         raise ValueError(f"embedding: ids must be int32, got {ids.dtype}")
     V, D = table.shape
     check_ids(ids.value, V, "embedding")
-    queue = table.queue
+    device = table.device
     N = ids.value.size                             # tokens, ids flattened
-    out = Tensor.empty(queue, (*ids.shape, D))     # (..., D)
-    launch(queue, "embedding", "embedding_forward", (N,), LOCAL_1D,
+    out = Tensor.empty(device, (*ids.shape, D))    # (..., D)
+    launch(device, "embedding", "embedding_forward", (N,), LOCAL_1D,
            table.value, ids.value, out, N, D)
 
     def backward(g):
-        gt = Tensor.zeros(queue, (V, D))
-        launch(queue, "embedding", "embedding_backward", (D,), LOCAL_1D,
+        gt = Tensor.zeros(device, (V, D))
+        launch(device, "embedding", "embedding_backward", (D,), LOCAL_1D,
                g, ids.value, gt, N, D)
         return gt, None
 

@@ -34,14 +34,11 @@ array([[10.  ,  1.  ],
 """
 
 import math
-import numbers
-
-import pyopencl as cl
 
 from netcl_lite.autograd import nodes, record
 from netcl_lite.core.program import LOCAL_1D, ceil_div, launch, local_1d
 from netcl_lite.core.tensor import Tensor
-from netcl_lite.core.validate import check_qkv
+from netcl_lite.core.validate import check_number, check_qkv
 from netcl_lite.functional.flash_attention_simple import (check_window,
                                                           simple_attention)
 
@@ -50,9 +47,6 @@ from netcl_lite.functional.flash_attention_simple import (check_window,
 RT, TR, TC = 2, 6, 16
 DMAX = 256       # the kernel's largest head dim
 LOG2E = 1.4426950408889634
-# Device types that are not a CPU, or not only one: Oclgrind reports
-# CPU | GPU | ACCELERATOR at once, and stands in for a GPU here.
-NOT_A_CPU = cl.device_type.GPU | cl.device_type.ACCELERATOR
 
 
 def score_scale(d, scale=None, op="attention"):
@@ -64,11 +58,8 @@ def score_scale(d, scale=None, op="attention"):
     """
     if scale is None:
         return 1.0 / math.sqrt(d)
-    if isinstance(scale, bool) or not (isinstance(scale, numbers.Real) and
-                                       math.isfinite(scale) and scale > 0):
-        raise ValueError(f"{op}: scale must be a positive number or None, "
-                         f"got {scale!r}")
-    return float(scale)
+    return check_number(scale, op, "scale", 0, low_open=True,
+                        what="a positive number or None")
 
 
 def _round16(n):
@@ -77,8 +68,8 @@ def _round16(n):
 
 def _pack_panels(x, N, S, D):
     """x (N, S, D) -> (N, S16/16, D, 16): 16 rows side by side, zero padded."""
-    out = Tensor.empty(x.queue, (N, _round16(S) // TC, D, TC))
-    launch(x.queue, "flash_attention", "flash_attention_pack_panels",
+    out = Tensor.empty(x.device, (N, _round16(S) // TC, D, TC))
+    launch(x.device, "flash_attention", "flash_attention_pack_panels",
            (out.size // TC,), LOCAL_1D, x, out, N, S, D, _round16(S))
     return out
 
@@ -88,8 +79,8 @@ def _pack_rows(x, N, S, D):
     When S and D are multiples of 16 already, that is x itself: no copy."""
     if S == _round16(S) and D == _round16(D):
         return x
-    out = Tensor.empty(x.queue, (N, _round16(S), _round16(D)))
-    launch(x.queue, "flash_attention", "flash_attention_pack_rows",
+    out = Tensor.empty(x.device, (N, _round16(S), _round16(D)))
+    launch(x.device, "flash_attention", "flash_attention_pack_rows",
            (N * _round16(S),), LOCAL_1D, x, out, N, S, D, _round16(S),
            _round16(D))
     return out
@@ -121,17 +112,15 @@ def flash_attention(q, k, v, causal=True, fast=True, scale=None, window=None):
 
 def kernel_for(device):
     """"fast" (kernels/flash_attention.cl) or "simple"
-    (kernels/flash_attention_simple.cl): the kernel for a ``pyopencl.Device``
-    (only its ``type`` is read). The rule, and why, is ``fused_attention``'s.
+    (kernels/flash_attention_simple.cl): the kernel for a Device (its
+    ``kind`` is read, which ``core/device.py: kind_of`` decides: Oclgrind
+    stands in for a GPU). The rule, and why, is ``fused_attention``'s.
 
     >>> from types import SimpleNamespace
-    >>> kernel_for(SimpleNamespace(type=cl.device_type.CPU))
-    'fast'
-    >>> kernel_for(SimpleNamespace(type=cl.device_type.GPU))
-    'simple'
+    >>> kernel_for(SimpleNamespace(kind="cpu")), kernel_for(SimpleNamespace(kind="gpu"))
+    ('fast', 'simple')
     """
-    cpu = device.type & cl.device_type.CPU
-    return "fast" if cpu and not device.type & NOT_A_CPU else "simple"
+    return "fast" if device.kind == "cpu" else "simple"
 
 
 def fused_attention(q, k, v, causal, batch, H, HKV, sm=None, window=0):
@@ -160,7 +149,7 @@ def fused_attention(q, k, v, causal, batch, H, HKV, sm=None, window=0):
     practical rule (``kernel_for``). Both kernels record the op
     "flash_attention", so a tape reads the same on every device.
     """
-    if kernel_for(q.queue.device) == "simple":
+    if kernel_for(q.device) == "simple":
         return simple_attention(q, k, v, causal, batch, H, HKV, sm,
                                 op="flash_attention", window=window)
     return fast_attention(q, k, v, causal, batch, H, HKV, sm, window)
@@ -173,19 +162,19 @@ def fast_attention(q, k, v, causal, batch, H, HKV, sm=None, window=0):
     Sk, DV = k.shape[-2], v.shape[-1]
     rep = H // HKV
     BH, BHKV = batch * H, batch * HKV
-    queue = q.queue
+    device = q.device
     sm = score_scale(D) if sm is None else sm      # 1/sqrt(D) by default
     c = LOG2E * sm
     causal = bool(causal)
     kt = _pack_panels(k.value, BHKV, Sk, D)        # (BHKV, Sk16/16, D, 16)
     vr = _pack_rows(v.value, BHKV, Sk, DV)         # (BHKV, Sk16, DV16)
-    out = Tensor.empty(queue, (*q.shape[:-1], DV))  # (..., H, Sq, DV)
-    lse2 = Tensor.empty(queue, (BH, Sq))           # one number per query row
+    out = Tensor.empty(device, (*q.shape[:-1], DV))  # (..., H, Sq, DV)
+    lse2 = Tensor.empty(device, (BH, Sq))          # one number per query row
     # 12 rows per work-item share each block of k and v; 6 when that would
     # leave under 16 work-groups of 64 to share out between the cores
     rt = RT if BH * ceil_div(Sq, RT * TR) >= 16 * 64 else 1
     items = BH * ceil_div(Sq, rt * TR)
-    launch(queue, "flash_attention", "flash_attention_forward",
+    launch(device, "flash_attention", "flash_attention_forward",
            (items,), local_1d(items), q.value, kt, vr, out, lse2,
            BH, rep, Sq, Sk, _round16(Sk), D, DV, _round16(DV), c, causal, rt,
            window)
@@ -196,10 +185,10 @@ def fast_attention(q, k, v, causal, batch, H, HKV, sm=None, window=0):
         kt = _pack_panels(kv, BHKV, Sk, D)         # (BHKV, Sk16/16, D, 16)
         kr = _pack_rows(kv, BHKV, Sk, D)           # (BHKV, Sk16, D16)
         vt = _pack_panels(vv, BHKV, Sk, DV)        # (BHKV, Sk16/16, DV, 16)
-        gq = Tensor.empty(queue, q.shape)
-        drow = Tensor.empty(queue, (BH, Sq))       # rowsum(dO * O)
+        gq = Tensor.empty(device, q.shape)
+        drow = Tensor.empty(device, (BH, Sq))      # rowsum(dO * O)
         items = BH * ceil_div(Sq, TR)
-        launch(queue, "flash_attention", "flash_attention_backward_dq",
+        launch(device, "flash_attention", "flash_attention_backward_dq",
                (items,), local_1d(items), qv, kt, kr, vt, out, g, lse2,
                gq, drow, BH, rep, Sq, Sk, _round16(Sk), D, _round16(D), DV,
                c, sm, causal, window)
@@ -208,10 +197,10 @@ def fast_attention(q, k, v, causal, batch, H, HKV, sm=None, window=0):
         qr = _pack_rows(qv, BH, Sq, D)             # (BH, Sq16, D16)
         gt = _pack_panels(g, BH, Sq, DV)           # (BH, Sq16/16, DV, 16)
         gr = _pack_rows(g, BH, Sq, DV)             # (BH, Sq16, DV16)
-        gk = Tensor.empty(queue, k.shape)
-        gv = Tensor.empty(queue, v.shape)
+        gk = Tensor.empty(device, k.shape)
+        gv = Tensor.empty(device, v.shape)
         items = BHKV * ceil_div(Sk, TR)
-        launch(queue, "flash_attention", "flash_attention_backward_dkv",
+        launch(device, "flash_attention", "flash_attention_backward_dkv",
                (items,), local_1d(items), kv, vv, qt, qr, gt, gr, lse2,
                drow, gk, gv, BHKV, rep, Sq, Sk, _round16(Sq), D, _round16(D),
                DV, _round16(DV), c, sm, causal, window)

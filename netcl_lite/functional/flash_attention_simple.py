@@ -34,12 +34,11 @@ array([[10.  ,  1.  ],
 """
 
 import math
-import numbers
 
 from netcl_lite.autograd import nodes, record
 from netcl_lite.core.program import LOCAL_1D, launch
 from netcl_lite.core.tensor import Tensor
-from netcl_lite.core.validate import check_qkv
+from netcl_lite.core.validate import check_int, check_qkv
 
 
 def check_window(window, causal, Sk, op="attention"):
@@ -60,10 +59,7 @@ def check_window(window, causal, Sk, op="attention"):
     """
     if window is None:
         return 0
-    if isinstance(window, bool) or not isinstance(window, numbers.Integral) \
-            or window < 1:
-        raise ValueError(f"{op}: window must be None or a positive int, got "
-                         f"{window!r}")
+    check_int(window, op, "window", low=1, what="None or a positive int")
     if not causal:
         raise ValueError(f"{op}: window={window} needs causal=True (a window "
                          f"is causal)")
@@ -81,21 +77,21 @@ def simple_attention(q, k, v, causal, batch, H, HKV, scale=None,
     rep = H // HKV                          # GQA: query heads per kv head
     BH, BHKV = batch * H, batch * HKV
     scale = 1.0 / math.sqrt(D) if scale is None else scale
-    queue, causal = q.queue, bool(causal)
-    out = Tensor.empty(queue, (*q.shape[:-1], DV))   # (..., H, Sq, DV)
-    lse = Tensor.empty(queue, (BH, Sq))              # log sum_j exp(s_ij)
-    launch(queue, "flash_attention_simple", "flash_attention_simple_forward",
+    device, causal = q.device, bool(causal)
+    out = Tensor.empty(device, (*q.shape[:-1], DV))  # (..., H, Sq, DV)
+    lse = Tensor.empty(device, (BH, Sq))             # log sum_j exp(s_ij)
+    launch(device, "flash_attention_simple", "flash_attention_simple_forward",
            (BH * Sq,), LOCAL_1D, q.value, k.value, v.value, out, lse,
            BH, rep, Sq, Sk, D, DV, scale, causal, window)
 
     def backward(g):
-        gq, gk, gv = (Tensor.empty(queue, x.shape) for x in (q, k, v))
-        delta = Tensor.empty(queue, (BH, Sq))        # rowsum(dO * O)
-        launch(queue, "flash_attention_simple",
+        gq, gk, gv = (Tensor.empty(device, x.shape) for x in (q, k, v))
+        delta = Tensor.empty(device, (BH, Sq))       # rowsum(dO * O)
+        launch(device, "flash_attention_simple",
                "flash_attention_simple_backward_dq", (BH * Sq,), LOCAL_1D,
                q.value, k.value, v.value, out, g, lse, gq, delta,
                BH, rep, Sq, Sk, D, DV, scale, causal, window)
-        launch(queue, "flash_attention_simple",
+        launch(device, "flash_attention_simple",
                "flash_attention_simple_backward_dkv", (BHKV * Sk,), LOCAL_1D,
                q.value, k.value, v.value, g, lse, delta, gk, gv,
                BHKV, rep, Sq, Sk, D, DV, scale, causal, window)

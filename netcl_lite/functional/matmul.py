@@ -64,8 +64,8 @@ RT_M, RT_N = 4, 8       # the block of C per work-item of matmul_register_tile
 
 def matmul_simple_strided(a, b, batch, M, N, K, a_strides, b_strides):
     """C (batch, M, N) = A @ B, one work-item per value of C."""
-    out = Tensor.empty(a.queue, (batch, M, N))
-    launch(a.queue, "matmul", "matmul_forward", (N, batch * M), LOCAL_2D,
+    out = Tensor.empty(a.device, (batch, M, N))
+    launch(a.device, "matmul", "matmul_forward", (N, batch * M), LOCAL_2D,
            a, b, out, batch, M, N, K, *a_strides, *b_strides)
     return out
 
@@ -73,8 +73,8 @@ def matmul_simple_strided(a, b, batch, M, N, K, a_strides, b_strides):
 def matmul_register_tile_strided(a, b, batch, M, N, K, a_strides, b_strides):
     """C (batch, M, N) = A @ B, one RT_M x RT_N block of C per work-item,
     A and B read in place through their strides (any shape)."""
-    out = Tensor.empty(a.queue, (batch, M, N))
-    launch(a.queue, "matmul", "matmul_register_tile",
+    out = Tensor.empty(a.device, (batch, M, N))
+    launch(a.device, "matmul", "matmul_register_tile",
            (ceil_div(N, RT_N), batch * ceil_div(M, RT_M)), LOCAL_2D,
            a, b, out, batch, M, N, K, *a_strides, *b_strides)
     return out
@@ -84,14 +84,14 @@ def matmul_few_rows_strided(a, b, batch, M, N, K, a_strides, b_strides,
                             config=None):
     """C (batch, M, N) = A @ B for a few rows of A (decoding: M = 1): one
     work-item per FEW_V vectors of one row of C, B's rows streamed."""
-    cfg = config or tile_config(a.queue)
+    cfg = config or tile_config(a.device)
     VW = cfg["VW"]
     NC = max(1, min(FEW_V, N // VW)) * VW     # columns per work-item
     b_bs, b_rs, b_cs = b_strides
     vec = int(b_cs == 1 and N % VW == 0
               and b_rs % VW == 0 and b_bs % VW == 0)
-    out = Tensor.empty(a.queue, (batch, M, N))
-    launch(a.queue, "matmul", "matmul_few_rows", (batch * M * ceil_div(N, NC),),
+    out = Tensor.empty(a.device, (batch, M, N))
+    launch(a.device, "matmul", "matmul_few_rows", (batch * M * ceil_div(N, NC),),
            LOCAL_1D, a, b, out, batch, M, N, K, np.int64(a_strides[0]),
            a_strides[1], a_strides[2], np.int64(b_bs), b_rs, b_cs, vec,
            options=options(cfg))
@@ -143,10 +143,10 @@ def _a_in_place(K, a_strides):
     return a_strides[2] == 1 or K <= PACK_MIN_K
 
 
-def tile_config(queue):
-    """The register tile for this queue's device (core/tune.py chooses it,
-    timing a few candidates with ``_square`` on first use)."""
-    return matmul_config(queue, _square)
+def tile_config(device):
+    """The register tile for a device, a Device or a queue (core/tune.py
+    chooses it, timing a few candidates with ``_square`` on first use)."""
+    return matmul_config(device, _square)
 
 
 def _square(a, config):
@@ -164,8 +164,8 @@ def matmul_tiled_strided(a, b, batch, M, N, K, a_strides, b_strides, config=None
     zero-padded panel: read in place, the last panel would shift back to
     end at row M and start before row 0.
     """
-    queue = a.queue
-    cfg = config or tile_config(queue)
+    device = a.device
+    cfg = config or tile_config(device)
     VW, MR = cfg["VW"], cfg["TILE_M"]
     NR = cfg["TILE_V"] * VW
     opts = options(cfg)
@@ -174,7 +174,7 @@ def matmul_tiled_strided(a, b, batch, M, N, K, a_strides, b_strides, config=None
                                        b_strides, cfg)
     if K == 0:
         return matmul_simple_strided(a, b, batch, M, N, K, a_strides, b_strides)
-    out = Tensor.empty(queue, (batch, M, N))
+    out = Tensor.empty(device, (batch, M, N))
     if N == 0:
         return out
     PM, PN = ceil_div(M, MR), ceil_div(N, NR)
@@ -190,27 +190,27 @@ def matmul_tiled_strided(a, b, batch, M, N, K, a_strides, b_strides, config=None
     aq, a_st, a_packed = a, a_strides, 0
     bq, b_bs, b_ps, ldb, b_packed = b, b_strides[0], NR, b_strides[1], 0
     if pack_a:   # copy A (or A^T) into zero-padded panels of MR rows, once
-        aq = Tensor.empty(queue, (batch, PM, K, MR))
+        aq = Tensor.empty(device, (batch, PM, K, MR))
         a_st, a_packed = (PM * K * MR, 1, MR), 1
     if pack_b:   # copy B (or B^T) into zero-padded panels of NR columns, once
-        bq = Tensor.empty(queue, (b_batch, PN, K, NR))
+        bq = Tensor.empty(device, (b_batch, PN, K, NR))
         b_bs = 0 if b_batch == 1 else PN * K * NR
         b_ps, ldb, b_packed = K * NR, NR, 1
     a_args = (np.int64(a_strides[0]), a_strides[1], a_strides[2])
     b_args = (np.int64(b_strides[0]), b_strides[1], b_strides[2])
     if pack_a and pack_b:   # both in one launch (the weight gradient)
-        launch(queue, "matmul", "matmul_pack_ab",
+        launch(device, "matmul", "matmul_pack_ab",
                (batch * PM + b_batch * PN, k_blocks), LOCAL_2D, a, b, aq, bq,
                batch, b_batch, M, N, K, *a_args, *b_args, options=opts)
     elif pack_a:
-        launch(queue, "matmul", "matmul_pack_a", (batch * PM, k_blocks),
+        launch(device, "matmul", "matmul_pack_a", (batch * PM, k_blocks),
                LOCAL_2D, a, aq, batch, M, K, *a_args, options=opts)
     elif pack_b:
-        launch(queue, "matmul", "matmul_pack_b", (b_batch * PN, k_blocks),
+        launch(device, "matmul", "matmul_pack_b", (b_batch * PN, k_blocks),
                LOCAL_2D, b, bq, b_batch, K, N, *b_args, options=opts)
     RB = _row_blocks(batch, PM, PN)
     items = batch * ceil_div(PM, RB) * PN
-    launch(queue, "matmul", "matmul_tiled", (items,), local_1d(items),
+    launch(device, "matmul", "matmul_tiled", (items,), local_1d(items),
            aq, bq, out, batch, M, N, K, RB, np.int64(a_st[0]), a_st[1],
            a_st[2], np.int64(b_bs), np.int64(b_ps), ldb, b_packed, a_packed,
            options=opts)

@@ -21,11 +21,11 @@ from netcl_lite.core.tensor_ops import sum_tensor
 def sum(x):  # noqa: A001 - the name the course uses: F.sum
     """The sum of all values, as a 0-d node. Backward broadcasts grad_out."""
     (x,) = nodes(x, op="sum")
-    queue = x.queue
+    device = x.device
 
     def backward(g):
-        gx = Tensor.empty(queue, x.shape)
-        launch(queue, "reduce", "sum_backward", (x.value.size,), LOCAL_1D,
+        gx = Tensor.empty(device, x.shape)
+        launch(device, "reduce", "sum_backward", (x.value.size,), LOCAL_1D,
                g, gx, x.value.size)
         return (gx,)
 

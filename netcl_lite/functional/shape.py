@@ -105,22 +105,22 @@ def permute(x, axes):
     """
     (x,) = nodes(x, op="permute")
     axes = _normalize_axes(x.shape, axes, "permute")
-    queue, n = x.queue, x.value.size
+    device, n = x.device, x.value.size
     out_shape = tuple(x.shape[a] for a in axes)
     if _keeps_order(x.shape, axes):
         old = x.shape
         return record(x.value.reshape(out_shape), (x,),
                       lambda g: (g.reshape(old),), "permute")
     args = _launch_args(x.shape, axes)
-    out = Tensor.empty(queue, out_shape)
+    out = Tensor.empty(device, out_shape)
     rows = n // args[2] if n else 0                # rows of o3 output values
-    launch(queue, "permute", "permute_forward", (rows,), LOCAL_1D,
+    launch(device, "permute", "permute_forward", (rows,), LOCAL_1D,
            x.value, out, *args, rows)
 
     def backward(g):
-        gx = Tensor.empty(queue, x.shape)
+        gx = Tensor.empty(device, x.shape)
         # the same index map as the forward, walked as a scatter
-        launch(queue, "permute", "permute_backward", (rows,), LOCAL_1D,
+        launch(device, "permute", "permute_backward", (rows,), LOCAL_1D,
                g, gx, *args, rows)
         return (gx,)
 

@@ -21,14 +21,14 @@ from netcl_lite.core.tensor_ops import work_items
 def silu(x):
     """x * sigmoid(x). Backward: grad_x = g * s * (1 + x * (1 - s))."""
     (x,) = nodes(x, op="silu")
-    queue, n = x.queue, x.value.size
-    out = Tensor.empty(queue, x.shape)
-    items = work_items(queue, n)   # about 256 values each on a CPU
-    launch(queue, "silu", "silu_forward", (items,), LOCAL_1D, x.value, out, n)
+    device, n = x.device, x.value.size
+    out = Tensor.empty(device, x.shape)
+    items = work_items(device, n)  # about 256 values each on a CPU
+    launch(device, "silu", "silu_forward", (items,), LOCAL_1D, x.value, out, n)
 
     def backward(g):
-        gx = Tensor.empty(queue, x.shape)
-        launch(queue, "silu", "silu_backward", (items,), LOCAL_1D,
+        gx = Tensor.empty(device, x.shape)
+        launch(device, "silu", "silu_backward", (items,), LOCAL_1D,
                g, x.value, gx, n)
         return (gx,)
 

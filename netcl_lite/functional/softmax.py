@@ -38,14 +38,14 @@ def softmax(x, causal=False):
     Sk = x.shape[-1]
     Sq = x.shape[-2] if causal else 1
     R = math.prod(x.shape[:-1])              # rows: (..., Sq) flattened
-    queue = x.queue
-    y = Tensor.empty(queue, x.shape)
-    launch(queue, "softmax", "softmax_forward", (R,), LOCAL_1D,
+    device = x.device
+    y = Tensor.empty(device, x.shape)
+    launch(device, "softmax", "softmax_forward", (R,), LOCAL_1D,
            x.value, y, R, Sq, Sk, causal)
 
     def backward(g):
-        gx = Tensor.empty(queue, x.shape)
-        launch(queue, "softmax", "softmax_backward", (R,), LOCAL_1D,
+        gx = Tensor.empty(device, x.shape)
+        launch(device, "softmax", "softmax_backward", (R,), LOCAL_1D,
                y, g, gx, R, Sq, Sk, causal)
         return (gx,)
 

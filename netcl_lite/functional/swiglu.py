@@ -27,15 +27,15 @@ def swiglu(a, b):
     grad_a = g * b * s * (1 + a * (1 - s)), grad_b = g * a * s."""
     a, b = nodes(a, b, op="swiglu")
     same_shape(a, b, "swiglu")
-    queue, n = a.queue, a.value.size
-    out = Tensor.empty(queue, a.shape)
-    items = work_items(queue, n)   # about 256 values each on a CPU
-    launch(queue, "swiglu", "swiglu_forward", (items,), LOCAL_1D,
+    device, n = a.device, a.value.size
+    out = Tensor.empty(device, a.shape)
+    items = work_items(device, n)  # about 256 values each on a CPU
+    launch(device, "swiglu", "swiglu_forward", (items,), LOCAL_1D,
            a.value, b.value, out, n)
 
     def backward(g):
-        ga, gb = Tensor.empty(queue, a.shape), Tensor.empty(queue, b.shape)
-        launch(queue, "swiglu", "swiglu_backward", (items,), LOCAL_1D,
+        ga, gb = Tensor.empty(device, a.shape), Tensor.empty(device, b.shape)
+        launch(device, "swiglu", "swiglu_backward", (items,), LOCAL_1D,
                g, a.value, b.value, ga, gb, n)
         return ga, gb
 

@@ -13,6 +13,7 @@ import pytest
 
 import netcl_lite.functional as F
 from gradcheck import run_op
+from netcl_lite.core.device import device_of, kind_of
 from netcl_lite.core.program import trace
 from netcl_lite.core.tensor import Tensor
 from netcl_lite.functional.flash_attention import kernel_for
@@ -39,7 +40,10 @@ SIMPLE = ("flash_attention_simple.cl", {"flash_attention_simple_forward",
     (T.CPU | T.GPU | T.ACCELERATOR | T.DEFAULT, "simple"),   # Oclgrind
 ])
 def test_kernel_for_a_device_type(device_type, kernel):
-    assert kernel_for(SimpleNamespace(type=device_type)) == kernel
+    """The device type decides the kind once (core/device.py: kind_of), and
+    the kind the kernel."""
+    device = SimpleNamespace(kind=kind_of(SimpleNamespace(type=device_type)))
+    assert kernel_for(device) == kernel
 
 
 @pytest.mark.parametrize("op", [F.scaled_dot_product_attention,
@@ -76,7 +80,7 @@ def test_the_tape_names_flash_attention_on_every_device(queue, rng):
 
 def device_forward(queue):
     """The forward kernel the device rule (rows 3-4 of the table) picks."""
-    if kernel_for(queue.device) == "fast":
+    if kernel_for(device_of(queue)) == "fast":
         return "flash_attention.cl:flash_attention_forward"
     return "flash_attention_simple.cl:flash_attention_simple_forward"
 

@@ -166,7 +166,12 @@ def test_every_tile_matches_numpy(queue, rng, tile, batch, M, N, K,
 
 
 def test_tuner_caches_its_choice(queue, tmp_path, monkeypatch):
+    import json
+
+    import pyopencl as cl
+
     from netcl_lite.core import tune
+    from netcl_lite.core.device import Device
     from netcl_lite.functional.matmul import tile_config
 
     path = tmp_path / "tune.json"
@@ -174,29 +179,30 @@ def test_tuner_caches_its_choice(queue, tmp_path, monkeypatch):
     monkeypatch.setenv("NETCL_TUNE_CACHE", str(path))
     monkeypatch.setenv("NETCL_RETUNE", "1")
     monkeypatch.setattr(tune, "_chosen", {})
-    monkeypatch.setattr(tune, "_by_queue", {})
-    cfg = tile_config(queue)
-    assert (cfg["VW"], cfg["TILE_M"], cfg["TILE_V"]) in tune.candidates(queue.device)
-    if tune.is_cpu(queue.device):                 # timed, then stored
-        entry = tune._load()[tune.device_key(queue.device)]
+    fresh = Device(cl.CommandQueue(queue.context))    # no tile yet
+    cfg = tile_config(fresh)
+    assert (cfg["VW"], cfg["TILE_M"], cfg["TILE_V"]) in tune.candidates(fresh)
+    if fresh.kind == "cpu":                       # timed, then stored
+        entry = json.loads(path.read_text())[tune.device_key(fresh.cl_device)]
         assert tuple(entry["tile"]) == (cfg["VW"], cfg["TILE_M"], cfg["TILE_V"])
-        assert len(entry["ms"]) == len(tune.candidates(queue.device))
+        assert len(entry["ms"]) == len(tune.candidates(fresh))
     monkeypatch.delenv("NETCL_RETUNE")
     monkeypatch.setattr(tune, "_chosen", {})
-    monkeypatch.setattr(tune, "_by_queue", {})
     monkeypatch.setattr(tune, "_time_tiles", None)  # a second timing would fail
-    assert tile_config(queue) == cfg
+    assert tile_config(Device(cl.CommandQueue(queue.context))) == cfg
 
 
 def test_tuning_runs_stay_out_of_traces(queue, tmp_path, monkeypatch):
+    import pyopencl as cl
+
     from netcl_lite.core import tune
-    from netcl_lite.functional.matmul import tile_config
+    from netcl_lite.core.device import Device
 
     monkeypatch.delenv("NETCL_TILE", raising=False)
     monkeypatch.setenv("NETCL_TUNE_CACHE", str(tmp_path / "tune.json"))
     monkeypatch.setattr(tune, "_chosen", {})
-    monkeypatch.setattr(tune, "_by_queue", {})
-    a = Tensor.from_host(queue, np.ones((64, 64), np.float32))
+    fresh = Device(cl.CommandQueue(queue.context))    # no tile yet
+    a = Tensor.from_host(fresh, np.ones((64, 64), np.float32))
     with trace() as ran:
         F.matmul(a, a)                      # the first: tunes, then runs
     assert ran == ["matmul.cl:matmul_tiled"]
