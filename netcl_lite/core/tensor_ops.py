@@ -25,6 +25,7 @@ import pyopencl as cl
 from netcl_lite.core.device import device_of
 from netcl_lite.core.program import LOCAL_1D, ceil_div, launch
 from netcl_lite.core.tensor import Tensor
+from netcl_lite.core.work import FLOAT, counts
 
 PARTS = 64  # pass-1 work-items of a sum: enough to fill the cores, few to add
 # Values per work-item of an elementwise kernel on a CPU (kernels/runs.cl
@@ -69,6 +70,16 @@ def scale_tensor(x, c):
     return out
 
 
+@counts("add_forward")
+def _add_work(a):
+    return a["n"], 3 * FLOAT * a["n"]      # reads a and b, writes out
+
+
+@counts("scale_forward")
+def _scale_work(a):
+    return a["n"], 2 * FLOAT * a["n"]
+
+
 def sum_tensor(x):
     """Sum of every value -> a 0-d Tensor, in two deterministic passes
     (``kernels/reduce.cl``)."""
@@ -80,6 +91,16 @@ def sum_tensor(x):
            x, partial, n, chunk, parts)
     launch(device, "reduce", "sum_final", (1,), LOCAL_1D, partial, out, parts)
     return out
+
+
+@counts("sum_partial")
+def _sum_partial_work(a):
+    return a["n"], FLOAT * (a["n"] + a["parts"])
+
+
+@counts("sum_final")
+def _sum_final_work(a):
+    return a["parts"], FLOAT * (a["parts"] + 1)
 
 
 def last_position(x):

@@ -24,6 +24,7 @@ from netcl_lite.autograd import nodes, record
 from netcl_lite.core.program import LOCAL_2D, launch
 from netcl_lite.core.tensor import Tensor
 from netcl_lite.core.validate import check_int
+from netcl_lite.core.work import FLOAT, counts
 
 
 def _check(a, b, axis):
@@ -62,3 +63,9 @@ def concat(a, b, axis=0):
         return ga, gb
 
     return record(out, (a, b), backward, "concat")
+
+
+@counts("concat_forward", "concat_backward")
+def _concat_work(a):
+    # a copy: R rows of A + Bn values read and written
+    return 0, 2 * FLOAT * a["R"] * (a["A"] + a["Bn"])

@@ -24,6 +24,7 @@ from netcl_lite.core.program import LOCAL_1D, launch
 from netcl_lite.core.tensor import INT, Tensor
 from netcl_lite.core.tensor_ops import scale_tensor, sum_tensor
 from netcl_lite.core.validate import check_ids, min_ndim
+from netcl_lite.core.work import FLOAT, counts
 
 
 def _check(logits, targets):
@@ -67,3 +68,16 @@ def cross_entropy(logits, targets):
         return gl, None
 
     return record(out, (logits, targets), backward, "cross_entropy")
+
+
+@counts("cross_entropy_forward")
+def _forward_work(a):
+    # logits (N, V): max, subtract, exp, add per value; exps (N, V) written
+    return 4 * a["N"] * a["V"], FLOAT * (2 * a["N"] * a["V"] + 4 * a["N"])
+
+
+@counts("cross_entropy_backward")
+def _backward_work(a):
+    # grad = (exps / s - onehot) * g / N: 2 per value; reads exps, writes grad
+    return (2 * a["N"] * a["V"],
+            FLOAT * (2 * a["N"] * a["V"] + 3 * a["N"] + 1))

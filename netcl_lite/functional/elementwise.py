@@ -15,6 +15,7 @@ from netcl_lite.core.program import LOCAL_1D, launch
 from netcl_lite.core.tensor import Tensor
 from netcl_lite.core.tensor_ops import add_tensors, scale_tensor, work_items
 from netcl_lite.core.validate import same_shape
+from netcl_lite.core.work import FLOAT, counts
 
 
 def add(a, b):
@@ -46,6 +47,17 @@ def mul(a, b):
         return ga, gb
 
     return record(out, (a, b), backward, "mul")
+
+
+@counts("mul_forward")
+def _forward_work(a):
+    return a["n"], 3 * FLOAT * a["n"]
+
+
+@counts("mul_backward")
+def _backward_work(a):
+    # g b and g a; reads g, a, b; writes two grads
+    return 2 * a["n"], 5 * FLOAT * a["n"]
 
 
 def scale(x, c):

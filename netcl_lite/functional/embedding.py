@@ -23,6 +23,7 @@ from netcl_lite.autograd import nodes, record
 from netcl_lite.core.program import LOCAL_1D, launch
 from netcl_lite.core.tensor import INT, Tensor
 from netcl_lite.core.validate import check_ids
+from netcl_lite.core.work import FLOAT, counts
 
 
 def embedding(table, ids):
@@ -49,3 +50,16 @@ def embedding(table, ids):
         return gt, None
 
     return record(out, (table, ids), backward, "embedding")
+
+
+@counts("embedding_forward")
+def _forward_work(a):
+    # out (N, D) = table[ids]: N rows read and written, the ids read
+    return 0, FLOAT * (2 * a["N"] * a["D"] + a["N"])
+
+
+@counts("embedding_backward")
+def _backward_work(a):
+    # grad_table[ids[n]] += grad_out[n]: 1 add per value; read g, read and
+    # write the table row
+    return a["N"] * a["D"], FLOAT * (3 * a["N"] * a["D"] + a["N"])

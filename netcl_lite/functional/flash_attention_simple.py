@@ -39,6 +39,7 @@ from netcl_lite.autograd import nodes, record
 from netcl_lite.core.program import LOCAL_1D, launch
 from netcl_lite.core.tensor import Tensor
 from netcl_lite.core.validate import check_int, check_qkv
+from netcl_lite.core.work import FLOAT, counts, visible
 
 
 def check_window(window, causal, Sk, op="attention"):
@@ -98,6 +99,38 @@ def simple_attention(q, k, v, causal, batch, H, HKV, scale=None,
         return gq, gk, gv
 
     return record(out, (q, k, v), backward, op)
+
+
+@counts("flash_attention_simple_forward")
+def _forward_work(a):
+    # per visible pair: the score q.k (2 D) and p v (2 DV); reads q, k, v,
+    # writes out and lse (BH, Sq)
+    BH, Sq, Sk, D, DV = a["BH"], a["Sq"], a["Sk"], a["D"], a["DV"]
+    pairs = BH * visible(Sq, Sk, a["causal"])
+    return (pairs * (2 * D + 2 * DV),
+            FLOAT * (BH * Sq * (D + DV + 1) + BH // a["rep"] * Sk * (D + DV)))
+
+
+@counts("flash_attention_simple_backward_dq")
+def _dq_work(a):
+    # per pair: the score (2 D), dP = dO . v (2 DV), dq += dS k (2 D);
+    # reads q, out, dO, lse, k, v; writes dq and delta (BH, Sq)
+    BH, Sq, Sk, D, DV = a["BH"], a["Sq"], a["Sk"], a["D"], a["DV"]
+    pairs = BH * visible(Sq, Sk, a["causal"])
+    return (pairs * (4 * D + 2 * DV),
+            FLOAT * (BH * Sq * (2 * D + 2 * DV + 2)
+                     + BH // a["rep"] * Sk * (D + DV)))
+
+
+@counts("flash_attention_simple_backward_dkv")
+def _dkv_work(a):
+    # per pair: the score (2 D), dP (2 DV), dv += p dO (2 DV), dk += dS q
+    # (2 D); reads q, dO, lse, delta, k, v; writes dk, dv
+    BH = a["BHKV"] * a["rep"]
+    Sq, Sk, D, DV = a["Sq"], a["Sk"], a["D"], a["DV"]
+    pairs = BH * visible(Sq, Sk, a["causal"])
+    return (pairs * (4 * D + 4 * DV),
+            FLOAT * (BH * Sq * (D + DV + 2) + 2 * a["BHKV"] * Sk * (D + DV)))
 
 
 def flash_attention_simple(q, k, v, causal=True, window=None):

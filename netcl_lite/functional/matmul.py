@@ -50,6 +50,7 @@ from netcl_lite.core.program import (LOCAL_1D, LOCAL_2D, ceil_div, launch,
 from netcl_lite.core.tensor import Tensor
 from netcl_lite.core.tune import matmul_config, options
 from netcl_lite.core.validate import min_ndim
+from netcl_lite.core.work import FLOAT, counts
 
 FAST_MIN_MNK = 48 ** 3  # below: the simple kernel is faster (one launch, no tile)
 FEW_ROWS = 8            # M below this: matmul_few_rows, for every tile (and the
@@ -215,6 +216,36 @@ def matmul_tiled_strided(a, b, batch, M, N, K, a_strides, b_strides, config=None
            a_st[2], np.int64(b_bs), np.int64(b_ps), ldb, b_packed, a_packed,
            options=opts)
     return out
+
+
+@counts("matmul_forward", "matmul_register_tile", "matmul_few_rows",
+        "matmul_tiled")
+def _product_work(a):
+    # C (batch, M, N) = A (batch, M, K) @ B (K, N): 2 M N K FLOPs; A, B and
+    # C each moved once (A shared when a_bs = 0, B when b_bs = 0; the
+    # packed A of matmul_tiled has no a_bs: never shared)
+    a_count = a["batch"] if a.get("a_bs", 1) else 1
+    b_count = a["batch"] if a["b_bs"] else 1
+    return (2 * a["batch"] * a["M"] * a["N"] * a["K"],
+            FLOAT * (a_count * a["M"] * a["K"] + b_count * a["K"] * a["N"]
+                     + a["batch"] * a["M"] * a["N"]))
+
+
+@counts("matmul_pack_ab")
+def _pack_ab_work(a):
+    # copies into panels: every value read once and written once, no FLOPs
+    return 0, 2 * FLOAT * (a["batch"] * a["M"] * a["K"]
+                           + a["b_batch"] * a["K"] * a["N"])
+
+
+@counts("matmul_pack_a")
+def _pack_a_work(a):
+    return 0, 2 * FLOAT * a["batch"] * a["M"] * a["K"]
+
+
+@counts("matmul_pack_b")
+def _pack_b_work(a):
+    return 0, 2 * FLOAT * a["batch"] * a["K"] * a["N"]
 
 
 def matmul_strided(a, b, batch, M, N, K, a_strides, b_strides, fast=None):

@@ -19,6 +19,7 @@ from netcl_lite.autograd import nodes, record
 from netcl_lite.core.program import LOCAL_1D, launch
 from netcl_lite.core.tensor import Tensor
 from netcl_lite.core.validate import check_int
+from netcl_lite.core.work import FLOAT, counts
 
 
 def repeat_kv(x, n_rep):
@@ -44,3 +45,17 @@ def repeat_kv(x, n_rep):
         return (gx,)
 
     return record(out, (x,), backward, "repeat_kv")
+
+
+@counts("repeat_kv_forward")
+def _forward_work(a):
+    # x (B, HKV, inner) read, out (B, HKV n_rep, inner) written
+    kv = a["B"] * a["HKV"] * a["inner"]
+    return 0, FLOAT * kv * (1 + a["n_rep"])
+
+
+@counts("repeat_kv_backward")
+def _backward_work(a):
+    # the n_rep copies of each value added
+    kv = a["B"] * a["HKV"] * a["inner"]
+    return kv * (a["n_rep"] - 1), FLOAT * kv * (1 + a["n_rep"])

@@ -18,6 +18,7 @@ from netcl_lite.autograd import nodes, record
 from netcl_lite.core.program import LOCAL_1D, ceil_div, launch
 from netcl_lite.core.tensor import Tensor
 from netcl_lite.core.validate import check_number, min_ndim
+from netcl_lite.core.work import FLOAT, counts
 
 # The backward splits the rows into at most BLOCKS blocks, one per work-item:
 # enough work-groups for every core, and few partial sums of grad_weight to add.
@@ -55,3 +56,23 @@ def rms_norm(x, weight, eps=1e-6):
         return gx, gw
 
     return record(out, (x, weight), backward, "rms_norm")
+
+
+@counts("rms_norm_forward")
+def _forward_work(a):
+    # x (R, D): sum of squares (2 D), then x * rstd * w (2 D); rstd (R,)
+    R, D = a["R"], a["D"]
+    return 4 * R * D, FLOAT * (2 * R * D + D + R)
+
+
+@counts("rms_norm_backward")
+def _backward_work(a):
+    # per value: the dot (3), grad_x (4), the weight's partial sum (3);
+    # reads g, x; writes grad_x and one (D,) partial per block of rows
+    R, D = a["R"], a["D"]
+    return 10 * R * D, FLOAT * (3 * R * D + D + R + ceil_div(R, a["rows"]) * D)
+
+
+@counts("rms_norm_backward_weight")
+def _weight_work(a):
+    return a["blocks"] * a["D"], FLOAT * (a["blocks"] + 1) * a["D"]

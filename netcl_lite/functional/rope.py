@@ -30,6 +30,7 @@ from netcl_lite.core.device import device_of
 from netcl_lite.core.program import LOCAL_1D, launch
 from netcl_lite.core.tensor import I32, Tensor
 from netcl_lite.core.validate import check_int, check_number, min_ndim
+from netcl_lite.core.work import FLOAT, counts
 
 I32_MAX = I32.max  # positions are int32 in the kernel
 
@@ -73,6 +74,12 @@ def _rope_table(device, S, pairs, base, offset, scale):
     return table
 
 
+@counts("rope_table")
+def _table_work(a):
+    # per pair and position: the angle (2 mul), its cos and sin; (S, pairs, 2)
+    return 4 * a["S"] * a["pairs"], 2 * FLOAT * a["S"] * a["pairs"]
+
+
 def _check(x, base, offset, scale=1.0):
     min_ndim(x, 2, "rope", "x (..., S, d)")
     S, d = x.shape[-2:]
@@ -114,3 +121,10 @@ def rope_backward(g, table, rows, S, pairs):
     launch(g.device, "rope", "rope_backward", (rows,), LOCAL_1D,
            g, table, gx, rows, S, pairs)
     return gx
+
+
+@counts("rope_forward", "rope_backward")
+def _rope_work(a):
+    # a pair (x0, x1) turned by (cos, sin): 4 mul + 2 add; table (S, pairs, 2)
+    return (6 * a["rows"] * a["pairs"],
+            FLOAT * 2 * a["pairs"] * (2 * a["rows"] + a["S"]))

@@ -21,6 +21,7 @@ array([[ 2.,  3.],
 from netcl_lite.autograd import nodes, record
 from netcl_lite.core.program import LOCAL_1D, launch
 from netcl_lite.core.tensor import Tensor, resolve_shape
+from netcl_lite.core.work import FLOAT, counts
 
 MAX_DIMS = 4  # the kernel works on shapes padded to 4-D
 
@@ -125,6 +126,13 @@ def permute(x, axes):
         return (gx,)
 
     return record(out, (x,), backward, "permute")
+
+
+@counts("permute_forward", "permute_backward")
+def _permute_work(a):
+    # a gather of rows: every value read once and written once
+    rows = a["rows"] * a["o3"] if "o3" in a else a["rows"]
+    return 0, 2 * FLOAT * rows
 
 
 def transpose(x, dim0, dim1):

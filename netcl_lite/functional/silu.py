@@ -16,6 +16,7 @@ from netcl_lite.autograd import nodes, record
 from netcl_lite.core.program import LOCAL_1D, launch
 from netcl_lite.core.tensor import Tensor
 from netcl_lite.core.tensor_ops import work_items
+from netcl_lite.core.work import FLOAT, counts
 
 
 def silu(x):
@@ -33,3 +34,15 @@ def silu(x):
         return (gx,)
 
     return record(out, (x,), backward, "silu")
+
+
+@counts("silu_forward")
+def _forward_work(a):
+    # x sigmoid(x): exp, add, divide, multiply
+    return 4 * a["n"], 2 * FLOAT * a["n"]
+
+
+@counts("silu_backward")
+def _backward_work(a):
+    # sigmoid (3), g s (1 + x (1 - s)) (5); reads g, x; writes the grad
+    return 8 * a["n"], 3 * FLOAT * a["n"]

@@ -20,6 +20,7 @@ from netcl_lite.core.program import LOCAL_1D, launch
 from netcl_lite.core.tensor import Tensor
 from netcl_lite.core.tensor_ops import work_items
 from netcl_lite.core.validate import same_shape
+from netcl_lite.core.work import FLOAT, counts
 
 
 def swiglu(a, b):
@@ -40,3 +41,15 @@ def swiglu(a, b):
         return ga, gb
 
     return record(out, (a, b), backward, "swiglu")
+
+
+@counts("swiglu_forward")
+def _forward_work(a):
+    # silu(a) b = a / (1 + e^-|a|) (or e/(1+e)) * b: exp, add, divide, 2 mul
+    return 5 * a["n"], 3 * FLOAT * a["n"]
+
+
+@counts("swiglu_backward")
+def _backward_work(a):
+    # sigmoid (3), grad_b (2), grad_a (6); reads g, a, b; writes two grads
+    return 11 * a["n"], 5 * FLOAT * a["n"]

@@ -36,6 +36,7 @@ from netcl_lite.core.program import LOCAL_1D, launch
 from netcl_lite.core.tensor import Tensor
 from netcl_lite.core.tensor_ops import work_items
 from netcl_lite.core.validate import check_number
+from netcl_lite.core.work import FLOAT, counts
 
 INLINE_SQRT = ("-DINLINE_SQRT",)
 
@@ -116,3 +117,9 @@ class AdamW:
                        p.value, p.grad, m, v, n, self.lr, b1, b2, self.eps,
                        group["weight_decay"], c1, sqrt_c2,
                        options=_build_options(p.device))
+
+
+@counts("adamw_step")
+def _step_work(a):
+    # 14 FLOPs per value (adamw.cl); reads p, g, m, v; writes p, m, v
+    return 14 * a["n"], 7 * FLOAT * a["n"]

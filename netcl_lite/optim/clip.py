@@ -25,6 +25,7 @@ from netcl_lite.core.program import LOCAL_1D, launch
 from netcl_lite.core.tensor import Tensor
 from netcl_lite.core.tensor_ops import PARTS, chunks, scale_tensor
 from netcl_lite.core.validate import check_number
+from netcl_lite.core.work import FLOAT, counts
 
 
 def grad_norm(params):
@@ -40,6 +41,11 @@ def grad_norm(params):
         launch(device, "clip", "sum_squares_partial", (parts,), LOCAL_1D,
                g, partial, n, chunk, parts, i * PARTS)
     return math.sqrt(float(np.sum(partial.to_host(), dtype=np.float64)))
+
+
+@counts("sum_squares_partial")
+def _sum_squares_work(a):
+    return 2 * a["n"], FLOAT * (a["n"] + a["parts"])
 
 
 def clip_grad_norm(params, max_norm):
