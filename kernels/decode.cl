@@ -209,25 +209,25 @@ __kernel void decode_residual(__global const float *res,
     for (int t = 0; t < nc; t++) outr[t] = rr[t] + acc[t];
 }
 
-// Stage 4: out (B, F) = silu(norm(h) Wg) * (norm(h) Wu), Wg and Wu (D, F);
+// Stage 4: out (B, HID) = silu(norm(h) Wg) * (norm(h) Wu), Wg and Wu (D, HID);
 // the gate as swiglu.cl computes it.
 __kernel void decode_swiglu(__global const float *h,
                             __global const float *norm_w,
                             __global const float *w_gate,
                             __global const float *w_up, __global float *out,
-                            const int B, const int D, const int F,
+                            const int B, const int D, const int HID,
                             const float eps) {
-    int nb = (F + CB - 1) / CB;
+    int nb = (HID + CB - 1) / CB;
     int gid = get_global_id(0);
     if (gid >= B * nb) return;
     int b = gid / nb, c0 = (gid - b * nb) * CB;
     __global const float *hr = h + (long)b * D;
     float inv = row_rstd(hr, D, eps);
     float gate[CB], up[CB];
-    matvec_block(hr, norm_w, inv, w_gate, D, F, c0, gate);
-    matvec_block(hr, norm_w, inv, w_up, D, F, c0, up);
-    __global float *outr = out + (long)b * F + c0;
-    int nc = F - c0 < CB ? F - c0 : CB;
+    matvec_block(hr, norm_w, inv, w_gate, D, HID, c0, gate);
+    matvec_block(hr, norm_w, inv, w_up, D, HID, c0, up);
+    __global float *outr = out + (long)b * HID + c0;
+    int nc = HID - c0 < CB ? HID - c0 : CB;
     for (int t = 0; t < nc; t++)
         outr[t] = silu(gate[t]) * up[t];
 }

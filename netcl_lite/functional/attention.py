@@ -195,8 +195,8 @@ def scaled_dot_product_attention(q, k, v, causal=True, scale=None, window=None):
                                     Oclgrind
         outside this op:
         F.flash_attention           rows 3 and 4 (``fused_attention``); d or
-                                    dv > 256 is a ValueError; fast=False:
-                                    the simple kernel, any d
+                                    dv > 256 is a ValueError; kernel=
+                                    "simple": the simple kernel, any d
         FusedDecoder (inference/)   decode.cl: decode_attention, one new row
                                     per sequence against its fixed-size cache,
                                     no autograd (``inference/decoder.py``)

@@ -12,7 +12,7 @@ keeps (its logsumexp), FlashAttention-2 style.
 
 GQA: query head h reads kv head h // (H // HKV) straight from k and v, no
 copies; when q and k have the same leading dims it is plain attention.
-``fast=False`` runs the plain kernel of the same algorithm instead
+``kernel="simple"`` runs the plain kernel of the same algorithm instead
 (``flash_attention_simple.py``): the one to read first. A GPU runs the plain
 one in any case: the fast kernel is shaped for a CPU (``fused_attention``).
 Which kernel runs in each case: the table in
@@ -34,6 +34,7 @@ array([[10.  ,  1.  ],
 """
 
 import math
+import warnings
 
 from netcl_lite.autograd import nodes, record
 from netcl_lite.core.program import LOCAL_1D, ceil_div, launch, local_1d
@@ -47,6 +48,7 @@ from netcl_lite.functional.flash_attention_simple import (check_window,
 # rows, a backward one TR rows; keys come in panels of TC
 RT, TR, TC = 2, 6, 16
 DMAX = 256       # the kernel's largest head dim
+KERNELS = (None, "simple")   # flash_attention's kernel=: the device's, plain
 LOG2E = 1.4426950408889634
 
 
@@ -99,22 +101,35 @@ def _pack_rows_work(a):
     return 0, FLOAT * a["N"] * (a["S"] * a["D"] + a["Sp"] * a["DP"])
 
 
-def flash_attention(q, k, v, causal=True, fast=True, scale=None, window=None):
+def flash_attention(q, k, v, causal=True, kernel=None, scale=None,
+                    window=None, fast=None):
     """softmax(q k^T / sqrt(d) + M) v, fused; see the module docstring.
 
-    ``scale`` replaces 1/sqrt(d) when given (the kernels take it as an
-    argument). ``window`` W (causal only): query i sees the W keys up to
-    its own position, as in ``F.scaled_dot_product_attention``. Memory:
-    O(S d) per head (the output, one logsumexp per row, packed copies of k
-    and v); never (Sq, Sk). d and dv are at most 256 for the fast kernel;
-    ``fast=False`` runs the plain one (any d), and so does a GPU
-    (``fused_attention`` chooses).
+    ``kernel``: None lets the device choose (``fused_attention``: the fast
+    kernel, flash_attention.cl, on a CPU; the plain one elsewhere);
+    "simple" runs the plain one, flash_attention_simple.cl, on any device
+    and at any d. ``scale`` replaces 1/sqrt(d) when given (the kernels
+    take it as an argument). ``window`` W (causal only): query i sees the W
+    keys up to its own position, as in ``F.scaled_dot_product_attention``.
+    Memory: O(S d) per head (the output, one logsumexp per row, packed
+    copies of k and v); never (Sq, Sk). d and dv are at most 256 for the
+    fast kernel. ``fast=False``, the old spelling of ``kernel="simple"``,
+    still works and warns (DeprecationWarning).
     """
+    if fast is not None:
+        warnings.warn('flash_attention: fast= is deprecated; say which '
+                      'kernel: kernel="simple" (fast=False) or kernel=None '
+                      '(fast=True)', DeprecationWarning, stacklevel=2)
+        if kernel is None and not fast:
+            kernel = "simple"
+    if kernel not in KERNELS:
+        raise ValueError(f"flash_attention: kernel must be one of {KERNELS}, "
+                         f"got {kernel!r}")
     q, k, v = nodes(q, k, v, dtype=None, op="flash_attention")
     batch, H, HKV = check_qkv("flash_attention", q, k, v)
     sm = score_scale(q.shape[-1], scale, "flash_attention")
     w = check_window(window, causal, k.shape[-2], "flash_attention")
-    if not fast:
+    if kernel == "simple":
         return simple_attention(q, k, v, causal, batch, H, HKV, sm, window=w)
     D, DV = q.shape[-1], v.shape[-1]
     if D > DMAX or DV > DMAX:
@@ -143,7 +158,7 @@ def fused_attention(q, k, v, causal, batch, H, HKV, sm=None, window=0):
 
     The kernel that suits the device: flash_attention.cl (``fast_attention``)
     on a CPU, flash_attention_simple.cl (``simple_attention``) on anything
-    else. ``F.flash_attention`` (fast=True) comes here, and so does
+    else. ``F.flash_attention`` (kernel=None) comes here, and so does
     ``F.scaled_dot_product_attention`` after its own rules; the table of
     every case is in its docstring (functional/attention.py).
 

@@ -26,7 +26,7 @@ a CPU, too much for a GPU work-item).
 >>> Q = Tensor.from_host(queue, [[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
 >>> K = Tensor.from_host(queue, [[1.0, 0.0], [1.0, 1.0], [0.0, 2.0]])
 >>> V = Tensor.from_host(queue, [[10.0, 1.0], [20.0, 2.0], [30.0, 3.0]])
->>> O = F.flash_attention(Q, K, V, causal=True, fast=False)   # the plain kernel
+>>> O = F.flash_attention(Q, K, V, causal=True, kernel="simple")   # plain
 >>> np.round(O.value.to_host().astype(float), 2)
 array([[10.  ,  1.  ],
        [18.04,  1.8 ],

@@ -18,8 +18,8 @@ one (one work-item per output value): the chapters read it and the tests use
 it as the oracle. ``matmul_register_tile`` is the rung above it: a work-item
 keeps a 4 x 8 block of C in registers and reads A and B in place, bounds
 tested, so each number it loads serves several multiply-adds; it runs only
-when asked (``fast="tile"``, or ``F.matmul_register_tile``) and gives the
-same sums as the simple one, in the same order.
+when asked (``kernel="register_tile"``, or ``F.matmul_register_tile``) and
+gives the same sums as the simple one, in the same order.
 ``matmul_tiled`` keeps a tile of C in vector registers
 (``kernels/register_tile.cl``; about 0.8-1x numpy's speed on a CPU), reads
 A and B in place or from packed panels (``matmul_pack_a``, ``_b``, ``_ab``);
@@ -29,13 +29,15 @@ fewer than FEW_ROWS (8) rows, such as the one new token of KV-cache
 decoding. Which of the two runs depends on the shape only, never on the
 tile, so every tile runs the same kernels (a tile of 14 rows packs 8-13 rows
 of A into one zero-padded panel instead).
-``F.matmul(a, b, fast=False)`` (or ``F.matmul_simple``) forces the simple one,
-``fast="tile"`` (or ``F.matmul_register_tile``) the register tile:
+``kernel=`` names the kernel when the shape should not choose:
+``F.matmul(a, b, kernel="simple")`` (or ``F.matmul_simple``), "register_tile"
+(or ``F.matmul_register_tile``), or "tiled" (``matmul_tiled``, and
+``matmul_few_rows`` for fewer than FEW_ROWS rows):
 
 >>> F.matmul_simple(a, a).value.to_host()
 array([[ 7., 10.],
        [15., 22.]], dtype=float32)
->>> F.matmul(a, a, fast="tile").value.to_host()
+>>> F.matmul(a, a, kernel="register_tile").value.to_host()
 array([[ 7., 10.],
        [15., 22.]], dtype=float32)
 """
@@ -248,24 +250,26 @@ def _pack_b_work(a):
     return 0, 2 * FLOAT * a["batch"] * a["K"] * a["N"]
 
 
-def matmul_strided(a, b, batch, M, N, K, a_strides, b_strides, fast=None):
+# matmul's kernel= names: the ladder of kernels/matmul.cl, simplest first
+KERNELS = {"simple": matmul_simple_strided,
+           "register_tile": matmul_register_tile_strided,
+           "tiled": matmul_tiled_strided}
+
+
+def matmul_strided(a, b, batch, M, N, K, a_strides, b_strides, kernel=None):
     """C (batch, M, N) = A @ B for raw buffers read through strides.
 
     Element (b, i, k) of A is ``a[b*a_bs + i*a_rs + k*a_cs]`` with
-    ``a_strides = (a_bs, a_rs, a_cs)``; likewise B. ``fast=None`` picks the
-    tiled kernel when M*N*K >= FAST_MIN_MNK (``matmul_few_rows`` when
+    ``a_strides = (a_bs, a_rs, a_cs)``; likewise B. ``kernel=None`` picks
+    "tiled" when M*N*K >= FAST_MIN_MNK (``matmul_few_rows`` when
     M < FEW_ROWS), and ``matmul_few_rows`` for M < FEW_ROWS rows times a
-    matrix of N*K >= FEW_ROWS_MIN_NK; True/False force a path, "tile" the
-    register tile (``matmul_register_tile``).
+    matrix of N*K >= FEW_ROWS_MIN_NK, else "simple"; a name in KERNELS
+    forces that kernel.
     """
-    if fast is None:
-        fast = M * N * K >= FAST_MIN_MNK or (
-            M < FEW_ROWS and N * K >= FEW_ROWS_MIN_NK)
-    if isinstance(fast, str) and fast == "tile":
-        run = matmul_register_tile_strided
-    else:
-        run = matmul_tiled_strided if fast else matmul_simple_strided
-    return run(a, b, batch, M, N, K, a_strides, b_strides)
+    if kernel is None:
+        kernel = "tiled" if M * N * K >= FAST_MIN_MNK or (
+            M < FEW_ROWS and N * K >= FEW_ROWS_MIN_NK) else "simple"
+    return KERNELS[kernel](a, b, batch, M, N, K, a_strides, b_strides)
 
 
 def _check(a, b):
@@ -282,14 +286,15 @@ def _check(a, b):
         )
 
 
-def matmul(a, b, fast=None):
-    """a @ b, batched over the leading dims (``fast``: see matmul_strided;
-    the backward's two products take the same ``fast``)."""
+def matmul(a, b, kernel=None):
+    """a @ b, batched over the leading dims (``kernel``: None, the shape
+    chooses, or one of KERNELS; see matmul_strided. The backward's two
+    products take the same ``kernel``)."""
     a, b = nodes(a, b, op="matmul")
-    if not (fast is None or isinstance(fast, (bool, np.bool_))
-            or isinstance(fast, str) and fast == "tile"):
-        raise ValueError(f'matmul: fast must be None, True, False or "tile", '
-                         f"got {fast!r}")
+    if kernel is not None and (not isinstance(kernel, str)
+                               or kernel not in KERNELS):
+        raise ValueError(f"matmul: kernel must be None or one of "
+                         f"{sorted(KERNELS)}, got {kernel!r}")
     _check(a, b)
     *lead, M, K = a.shape
     N = b.shape[-1]
@@ -302,15 +307,15 @@ def matmul(a, b, fast=None):
     av, bv = a.value, b.value
     b_bs = 0 if shared_b else K * N
     out = matmul_strided(av, bv, batch, M, N, K, (M * K, K, 1),
-                         (b_bs, N, 1), fast).reshape(out_shape)
+                         (b_bs, N, 1), kernel).reshape(out_shape)
 
     def backward(g):
         # grad_a = g @ b^T : (batch, M, N) @ (batch, N, K); b^T read by strides
         ga = matmul_strided(g, bv, batch, M, K, N,
-                            (M * N, N, 1), (b_bs, 1, N), fast)
+                            (M * N, N, 1), (b_bs, 1, N), kernel)
         # grad_b = a^T @ g : (batch, K, M) @ (batch, M, N)
         gb = matmul_strided(av, g, batch, K, N, M,
-                            (M * K, 1, K), (M * N, N, 1), fast)
+                            (M * K, 1, K), (M * N, N, 1), kernel)
         return ga.reshape(a.shape), gb.reshape(b.shape)
 
     return record(out, (a, b), backward, "matmul")
@@ -318,11 +323,11 @@ def matmul(a, b, fast=None):
 
 def matmul_simple(a, b):
     """``matmul`` on the simple kernel only (the chapters' version, the oracle)."""
-    return matmul(a, b, fast=False)
+    return matmul(a, b, kernel="simple")
 
 
 def matmul_register_tile(a, b):
     """``matmul`` on the register tile only (``matmul_register_tile`` in
     kernels/matmul.cl, the rung between the simple kernel and the fast one),
     forward and gradients."""
-    return matmul(a, b, fast="tile")
+    return matmul(a, b, kernel="register_tile")
