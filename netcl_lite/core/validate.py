@@ -107,17 +107,18 @@ def check_number(value, op, name, low=None, high=None, low_open=False,
 
 
 def check_tensors(tensors, dtype=FLOAT, op="op"):
-    """Every Tensor was made on the first one's command queue and has
-    ``dtype`` (``dtype=None``: any dtype).
+    """Every Tensor was made on the first one's device (its command queue)
+    and has ``dtype`` (``dtype=None``: any dtype).
 
     One queue per op, even for queues of one context: an input from another
     queue is a ValueError naming both queues. The op does not synchronise
     the two instead, because the buffer pool (``core/pool.py``) could not
-    make that safe: a buffer that goes back to one queue's pool is reused by
-    that queue's next op at once, which is safe only because that queue
+    make that safe: a buffer that goes back to one device's pool is reused
+    by that device's next op at once, which is safe only because its queue
     runs in order; a kernel queued on the other queue may still be reading
     it. Copy the values over (``to_host`` and ``from_host``) to move a
-    Tensor to another queue.
+    Tensor to another queue. (Two Devices of one queue, two pyopencl
+    objects for it, are one queue.)
     """
     device = tensors[0].device
     for i, t in enumerate(tensors):
