@@ -14,8 +14,8 @@
 // where x - m is exact whenever x is near the max (the terms that matter).
 
 #include "exp_poly.cl"   // exp without a builtin call (PoCL), see there
-#include "row_lanes.cl"  // row_max, ROW_EXP_SUM: a row's max and sum of exps
-ROW_EXP_SUM(row_exp_poly_sum, exp_poly)
+#define ROW_EXP exp_poly    // row_lanes.cl's exp: builtin-free
+#include "row_lanes.cl"  // row_max, row_exp_sum: in 8 lanes
 
 // One work-item per row. The max and the sum run in 8 lanes (row_lanes.cl):
 // the same bits every run, and the 8 sums are independent chains of
@@ -32,7 +32,7 @@ __kernel void cross_entropy_forward(__global const float *logits,
     __global const float *x = logits + (long)n * V;
     __global float *e = exps + (long)n * V;
     float m = row_max(x, V);
-    float s = row_exp_poly_sum(x, m, e, V);  // e = exp(x - m), s their sum
+    float s = row_exp_sum(x, m, e, V);     // e = exp(x - m), s their sum
     row_sum[n] = s;
     loss[n] = log(s) - (x[targets[n]] - m);
 }

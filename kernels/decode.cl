@@ -56,8 +56,8 @@
 #include "sigmoid.cl"     // silu, stable_sigmoid and exp_poly, builtin-free
 #include "rms_row.cl"     // row_rstd: 1 / rms of a row, in 8 lanes
 #include "rope_pair.cl"   // rope_pair: one pair's RoPE rotation
-#include "attention_row.cl"   // row_dot, ONLINE_SOFTMAX_STEP
-ONLINE_SOFTMAX_STEP(online_step_poly, exp_poly)
+#define ROW_EXP exp_poly   // attention_row.cl's exp: builtin-free
+#include "attention_row.cl"   // row_dot and online_step
 
 #define CB 32           // output columns per work-item (inference/decode.py: CB)
 
@@ -180,7 +180,7 @@ __kernel void decode_attention(__global const float *q,
     int first = window > 0 && Sk > window ? Sk - window : 0;
     for (int j = first; j < Sk; j++) {
         float s = row_dot(qi, kh + (long)j * dk, dk) * scale;   // q . k_j
-        online_step_poly(s, vh + (long)j * dk, dk, &m, &l, o);
+        online_step(s, vh + (long)j * dk, dk, &m, &l, o);
     }
     for (int c = 0; c < dk; c++) o[c] = o[c] / l;    // l >= 1: key pos is seen
 }

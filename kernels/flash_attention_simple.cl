@@ -16,9 +16,8 @@
 // (register_tile.cl's rule): row * D, for one, passes 2^31 - 1 when q holds
 // more than 2^31 - 1 values.
 
-#include "attention_row.cl"   // row_dot and the online softmax's step
+#include "attention_row.cl"   // row_dot and online_step, with exp
                               // (decode.cl walks a row the same way)
-ONLINE_SOFTMAX_STEP(online_step, exp)
 
 // The last key query i may see (-1: none).
 int last_visible(int i, const int Sq, const int Sk, const int causal) {

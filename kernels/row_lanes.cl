@@ -14,6 +14,10 @@
 #ifndef ROW_LANES_CL
 #define ROW_LANES_CL
 
+#ifndef ROW_EXP
+#define ROW_EXP exp
+#endif
+
 // The largest of x[0 .. n) (-inf for n = 0); NaN when any of them is NaN
 // (compared with x != x: no builtin call).
 inline float row_max(__global const float *x, const int n) {
@@ -31,28 +35,27 @@ inline float row_max(__global const float *x, const int n) {
     return m;
 }
 
-// ROW_EXP_SUM(name, EXP) defines ``name(x, m, e, n)``: writes
-// e[j] = EXP(x[j] - m) for j < n and returns their sum, in lanes. EXP is
-// the exp to use: the builtin (softmax.cl) or exp_poly (cross_entropy.cl).
-#define ROW_EXP_SUM(name, EXP)                                              \
-inline float name(__global const float *x, const float m,                   \
-                  __global float *e, const int n) {                         \
-    int n8 = n - n % 8;                                                     \
-    float lane[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};       \
-    for (int j0 = 0; j0 < n8; j0 += 8)                                      \
-        for (int j = 0; j < 8; j++) {                                       \
-            float ej = EXP(x[j0 + j] - m);                                  \
-            e[j0 + j] = ej;                                                 \
-            lane[j] += ej;                                                  \
-        }                                                                   \
-    float s = 0.0f;                                                         \
-    for (int j = 0; j < 8; j++) s += lane[j];                               \
-    for (int j = n8; j < n; j++) {                                          \
-        float ej = EXP(x[j] - m);                                           \
-        e[j] = ej;                                                          \
-        s += ej;                                                            \
-    }                                                                       \
-    return s;                                                               \
+// e[j] = exp(x[j] - m) for j < n, and the sum of them (returned), in lanes.
+// The exp is ROW_EXP: the builtin unless the including file defines it
+// first (cross_entropy.cl: #define ROW_EXP exp_poly).
+inline float row_exp_sum(__global const float *x, const float m,
+                         __global float *e, const int n) {
+    int n8 = n - n % 8;
+    float lane[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+    for (int j0 = 0; j0 < n8; j0 += 8)
+        for (int j = 0; j < 8; j++) {
+            float ej = ROW_EXP(x[j0 + j] - m);
+            e[j0 + j] = ej;
+            lane[j] += ej;
+        }
+    float s = 0.0f;
+    for (int j = 0; j < 8; j++) s += lane[j];
+    for (int j = n8; j < n; j++) {      // the last n % 8 values
+        float ej = ROW_EXP(x[j] - m);
+        e[j] = ej;
+        s += ej;
+    }
+    return s;
 }
 
 #endif

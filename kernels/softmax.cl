@@ -11,8 +11,7 @@
 // sum the same way): the same bits on every run, and on PoCL both kernels
 // ran about 3x faster than with one running sum.
 
-#include "row_lanes.cl"   // row_max, ROW_EXP_SUM: a row's max and sum of exps
-ROW_EXP_SUM(row_exp_sum, exp)
+#include "row_lanes.cl"   // row_max, row_exp_sum (with exp): in 8 lanes
 
 // How many keys (a prefix of the row) query i may see.
 int softmax_visible(int i, const int Sq, const int Sk, const int causal) {

@@ -8,10 +8,13 @@ map and zero it (about 5,000 page faults per step, measured with
 ``getrusage``). A buffer used a moment ago is mapped already, and often
 still sits in the cache.
 
-So each ``Device`` owns a pool: pyopencl's ``MemoryPool``. It sorts sizes
-into classes (a request is rounded up by at most a sixteenth, the pool's
-bins), keeps the buffers that come back in their class, and hands them out
-again. ``Tensor.empty`` takes its buffer from ``device.allocate(nbytes)``:
+So each ``Device`` owns a pool: pyopencl's ``MemoryPool``. It keeps the
+buffers that come back, by size, and hands one out again for a request of
+the same size. (Its bins could round a request up by as much as a
+sixteenth, so that near sizes share buffers; ``EXACT_BITS`` keeps every
+size below 128 MiB exact instead, as before: a Tensor's ``buffer.size`` is
+its bytes, which chapter 08 shows.) ``Tensor.empty`` takes its buffer from
+``device.allocate(nbytes)``:
 a ``PooledBuffer``, whose memory goes back to the pool when that Python
 object is collected. A view (``Tensor.reshape``) shares the buffer object,
 so the memory comes back once the Tensor and every view of it are gone;
@@ -56,6 +59,10 @@ import pyopencl as cl
 import pyopencl.tools as cl_tools
 
 KEEP_BYTES = 256 << 20     # idle bytes a pool may hold before it lets go
+# Significant bits of a size that name its bin: 26 keeps sizes below 2^27
+# bytes exact, and above that rounds up by at most 2^-26 of the size (with
+# 6 bits for the exponent, the most that a 32-bit bin number holds)
+EXACT_BITS = 26
 
 
 def enabled():
@@ -77,7 +84,8 @@ def allocator(device):
         return allocate, None
     # ImmediateAllocator: the driver reports a failed allocation at once,
     # which is what lets the pool free its idle buffers and try again
-    pool = cl_tools.MemoryPool(cl_tools.ImmediateAllocator(device.queue))
+    pool = cl_tools.MemoryPool(cl_tools.ImmediateAllocator(device.queue),
+                               leading_bits_in_bin_id=EXACT_BITS)
     take = pool.allocate
 
     def allocate(nbytes):

@@ -49,6 +49,15 @@ def test_an_idle_buffer_is_reused():
     assert Tensor.empty(q, (123, 7)).buffer.int_ptr == ptr
 
 
+def test_a_buffer_holds_exactly_the_bytes_asked_for():
+    """Chapter 08 reads a Tensor's bytes from ``buffer.size``: the pool does
+    not round a size up (core/pool.py: EXACT_BITS)."""
+    q = queue()
+    for shape in [(1,), (1000,), (1025,), (1, 2, 1024, 1024), (3, 5, 7, 11)]:
+        t = Tensor.empty(q, shape)
+        assert t.buffer.size == 4 * np.prod(shape), shape
+
+
 def test_a_held_buffer_is_never_handed_out():
     q = queue()
     held = [filled(q, np.arange(N) + k) for k in range(3)]
