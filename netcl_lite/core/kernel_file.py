@@ -44,7 +44,7 @@ import numpy as np
 import pyopencl as cl
 
 from netcl_lite.core.device import context_of, device_of, manager
-from netcl_lite.core.program import LOCAL_1D, LOCAL_2D
+from netcl_lite.core.program import LOCAL_1D, LOCAL_2D, splice_includes
 from netcl_lite.core.roofline import profiling_queue
 from netcl_lite.core.signature import (BUFFER_DTYPES, check_args,
                                        parse_signatures, scalar_dtypes)
@@ -128,8 +128,10 @@ def _error_log(text):
 def _build_file(context, path, source):
     """Build ``source`` (the text of ``path``) for ``context``: the
     cl.Program and the compiler's log, or a KernelBuildError whose message
-    is the log, located in ``path``."""
-    program = cl.Program(context, source)
+    is the log, located in ``path``. An ``#include "x.cl"`` line takes
+    x.cl from beside ``path`` (spliced in, the line numbers kept)."""
+    program = cl.Program(context, splice_includes(source, path.parent,
+                                                  keep_lines=True))
     try:
         with warnings.catch_warnings():   # pyopencl warns of any log
             warnings.simplefilter("ignore", cl.CompilerWarning)

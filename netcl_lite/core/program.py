@@ -105,11 +105,27 @@ def kernel_source(name):
     path = kernel_dir() / f"{name}.cl"
     if not path.is_file():
         raise ValueError(f"no kernel file kernels/{name}.cl")
-    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    return splice_includes(path.read_text(encoding="utf-8"), kernel_dir())
+
+
+def splice_includes(text, folder, keep_lines=False):
+    """``text`` with each ``#include "x.cl"`` line replaced by the text of
+    ``folder/x.cl`` (itself spliced). ``keep_lines``: follow each spliced
+    file with a ``#line`` directive, so that the compiler numbers the lines
+    after it as they are numbered in ``text`` (core/kernel_file.py locates
+    a build error in the file it was given)."""
+    lines = text.splitlines(keepends=True)
     for i, line in enumerate(lines):
         included = re.match(r'#include "(\w+)\.cl"', line)
         if included:
-            lines[i] = kernel_source(included.group(1)) + "\n"
+            path = pathlib.Path(folder) / f"{included.group(1)}.cl"
+            if not path.is_file():
+                raise ValueError(f"{path.name}, included at line {i + 1}, is "
+                                 f"not in {folder}")
+            lines[i] = splice_includes(path.read_text(encoding="utf-8"),
+                                       folder, keep_lines) + "\n"
+            if keep_lines:
+                lines[i] += f"#line {i + 2}\n"
     return "".join(lines)
 
 

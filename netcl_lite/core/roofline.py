@@ -148,13 +148,13 @@ def copy_bytes(queue, in_cache=False):
     no more than a quarter of the largest buffer the device allows; with
     ``in_cache``, an eighth of the cache (both arrays fit) and 256 KiB at
     the least."""
-    device = queue.device
-    cache = device.global_mem_cache_size
+    device = device_of(queue)
+    cache = device.cl_device.global_mem_cache_size
     if in_cache:
         size = max(cache // 8, 256 << 10)
     else:
         size = max(4 * cache, 32 << 20)
-    return min(size, device.max_mem_alloc_size // 4) // FLOAT * FLOAT
+    return min(size, device.max_alloc // 4) // FLOAT * FLOAT
 
 
 def copy_bandwidth(queue, nbytes=None, repeats=5):
