@@ -15,9 +15,10 @@ sixteenth, so that near sizes share buffers; ``EXACT_BITS`` keeps every
 size below 128 MiB exact instead, as before: a Tensor's ``buffer.size`` is
 its bytes, which chapter 08 shows.) ``Tensor.empty`` takes its buffer from
 ``device.allocate(nbytes)``: a ``PooledBuffer``, whose memory goes back to
-the pool when that Python object is collected. A view (``Tensor.reshape``) shares the buffer object,
-so the memory comes back once the Tensor and every view of it are gone;
-whoever keeps the ``.buffer`` keeps the memory too.
+the pool when that Python object is collected. A view (``Tensor.reshape``)
+shares the buffer object, so the memory comes back once the Tensor and
+every view of it are gone; whoever keeps the ``.buffer`` keeps the memory
+too.
 
 Why reuse is safe while kernels are still queued: every op of a queue runs
 in order (an in-order queue), so a kernel enqueued later, writing the

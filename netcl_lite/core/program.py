@@ -108,12 +108,9 @@ def kernel_source(name):
     return splice_includes(path.read_text(encoding="utf-8"), kernel_dir())
 
 
-def splice_includes(text, folder, keep_lines=False):
+def splice_includes(text, folder):
     """``text`` with each ``#include "x.cl"`` line replaced by the text of
-    ``folder/x.cl`` (itself spliced). ``keep_lines``: follow each spliced
-    file with a ``#line`` directive, so that the compiler numbers the lines
-    after it as they are numbered in ``text`` (core/kernel_file.py locates
-    a build error in the file it was given)."""
+    ``folder/x.cl`` (itself spliced)."""
     lines = text.splitlines(keepends=True)
     for i, line in enumerate(lines):
         included = re.match(r'#include "(\w+)\.cl"', line)
@@ -123,9 +120,7 @@ def splice_includes(text, folder, keep_lines=False):
                 raise ValueError(f"{path.name}, included at line {i + 1}, is "
                                  f"not in {folder}")
             lines[i] = splice_includes(path.read_text(encoding="utf-8"),
-                                       folder, keep_lines) + "\n"
-            if keep_lines:
-                lines[i] += f"#line {i + 2}\n"
+                                       folder) + "\n"
     return "".join(lines)
 
 

@@ -11,11 +11,14 @@ an int. A mismatch is a ValueError naming the kernel and the parameter.
 The parameters come from OpenCL itself: a program built with the option
 ``-cl-kernel-arg-info`` answers ``clGetKernelArgInfo`` (pyopencl's
 ``Kernel.get_arg_info``) with each parameter's name, type and address
-space (``from_kernel``). PoCL 3.0 and 3.1, Intel's CPU runtime and
-Oclgrind all do. An implementation that does not (OpenCL lets it refuse,
-``CL_KERNEL_ARG_INFO_NOT_AVAILABLE``) gets its signatures read from the
-``.cl`` source instead (``parse_signatures``, regular expressions that
-know the few forms our kernels use); ``read_signatures`` picks.
+space (``from_kernel``). PoCL 3.0 and 3.1 and Oclgrind 21.10 always do.
+Intel's CPU runtime (2026.2) does for a program compiled from source, but
+not for one that pyopencl loads from its cache of built binaries (every
+process after the first): OpenCL lets it refuse,
+``CL_KERNEL_ARG_INFO_NOT_AVAILABLE``. There the signatures are read from
+the ``.cl`` source instead (``parse_signatures``, regular expressions that
+know the few forms our kernels use); ``read_signatures`` picks, kernel by
+kernel, and ``tests/core/test_kernel_args.py`` checks that both agree.
 
 >>> source = '''
 ... __kernel void scale_forward(__global const float *x, __global float *out,

@@ -6,6 +6,7 @@ import numpy as np
 import pyopencl as cl
 import pytest
 
+from netcl_lite.core.device import device_of
 from netcl_lite.core.program import (LOCAL_1D, kernel_dir, kernel_source, kernels,
                                      launch)
 from netcl_lite.core.signature import (BUFFER_DTYPES, FLOATS, INTS, from_kernel,
@@ -77,14 +78,28 @@ def test_every_kernel_signature_is_read_with_known_types():
 def test_opencl_and_the_source_agree_on_every_signature(queue):
     """Each kernel of each file, built on this device: the parameters OpenCL
     reports are those the source parse reads (names, buffer, local or
-    scalar, element type). The parse does not read ``#ifdef``s, so it may
-    list a kernel that a build leaves out (exp_poly.cl's test kernel)."""
+    scalar, element type), and ``read_signatures`` gives them either way.
+    PoCL and Oclgrind always report them; Intel's runtime not for a program
+    pyopencl loaded from its binary cache (core/signature.py). The parse
+    does not read ``#ifdef``s, so it may list a kernel that a build leaves
+    out (exp_poly.cl's test kernel)."""
+    device, reported = device_of(queue), 0
     for path in sorted(kernel_dir().glob("*.cl")):
         built = kernels(queue, path.stem, NEEDS.get(path.stem, ()))
-        parsed = parse_signatures(kernel_source(path.stem))
+        source = kernel_source(path.stem)
+        parsed = parse_signatures(source)
         assert set(built) <= set(parsed), path.name
+        assert read_signatures(built, source) == {n: parsed[n] for n in built}
         for name, knl in built.items():
-            assert from_kernel(knl) == parsed[name], (path.name, name)
+            try:
+                from_opencl = from_kernel(knl)
+            except cl.Error:
+                assert device.implementation == "intel", (path.name, name)
+                continue
+            assert from_opencl == parsed[name], (path.name, name)
+            reported += 1
+    if device.implementation in ("pocl", "oclgrind"):
+        assert reported >= 50
 
 
 class NoArgInfo:
