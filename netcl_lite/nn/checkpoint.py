@@ -102,14 +102,14 @@ def expected_shapes(config):
             "need dim % n_heads == 0, n_heads % n_kv_heads == 0 and an even "
             "head dim"
         )
-    D, F = c.dim, c.hidden_dim
+    D, HID = c.dim, c.hidden_dim
     kv = c.n_kv_heads * (D // c.n_heads)
     shapes = {"tok_emb.weight": (c.vocab_size, D)}
     for i in range(c.n_layers):
         block = {
             "attn_norm.weight": (D,), "attn.wq": (D, D), "attn.wk": (D, kv),
             "attn.wv": (D, kv), "attn.wo": (D, D), "ffn_norm.weight": (D,),
-            "ffn.w_gate": (D, F), "ffn.w_up": (D, F), "ffn.w_down": (F, D),
+            "ffn.w_gate": (D, HID), "ffn.w_up": (D, HID), "ffn.w_down": (HID, D),
         }
         shapes.update({f"blocks.{i}.{k}": v for k, v in block.items()})
     shapes["norm.weight"] = (D,)
