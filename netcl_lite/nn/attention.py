@@ -47,7 +47,7 @@ import numpy as np
 import netcl_lite.functional as F
 from netcl_lite.autograd import Node, as_node
 from netcl_lite.core.tensor import Tensor
-from netcl_lite.core.validate import same_queue
+from netcl_lite.core.validate import check_int, same_queue
 from netcl_lite.functional.flash_attention import check_window, score_scale
 from netcl_lite.nn.linear import apply_weight
 from netcl_lite.nn.module import Module, normal_init, parameter
@@ -55,8 +55,7 @@ from netcl_lite.nn.module import Module, normal_init, parameter
 
 def _positive(**sizes):
     for name, value in sizes.items():
-        if not isinstance(value, (int, np.integer)) or value <= 0:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        check_int(value, "", name, low=1)
 
 
 class MultiHeadAttention(Module):
@@ -112,8 +111,7 @@ class MultiHeadAttention(Module):
         """
         if offset is None:
             return 0 if cache is None else cache.length
-        if isinstance(offset, bool) or not isinstance(offset, (int, np.integer)):
-            raise ValueError(f"offset must be an int, got {offset!r}")
+        check_int(offset, "", "offset")
         if cache is not None and offset != cache.length:
             raise ValueError(
                 f"offset {offset} does not follow the cache, which holds "

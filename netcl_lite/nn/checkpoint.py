@@ -115,14 +115,14 @@ def expected_shapes(config):
             f"head_dim {c.head_dim}: need dim % n_heads == 0 (unless head_dim "
             "is given), n_heads % n_kv_heads == 0 and an even head dim"
         )
-    D, F = c.dim, c.hidden_dim
+    D, HID = c.dim, c.hidden_dim
     q, kv = c.n_heads * hd, c.n_kv_heads * hd
     shapes = {"tok_emb.weight": (c.vocab_size, D)}
     for i in range(c.n_layers):
         block = {
             "attn_norm.weight": (D,), "attn.wq": (D, q), "attn.wk": (D, kv),
             "attn.wv": (D, kv), "attn.wo": (q, D), "ffn_norm.weight": (D,),
-            "ffn.w_gate": (D, F), "ffn.w_up": (D, F), "ffn.w_down": (F, D),
+            "ffn.w_gate": (D, HID), "ffn.w_up": (D, HID), "ffn.w_down": (HID, D),
         }
         shapes.update({f"blocks.{i}.{k}": v for k, v in block.items()})
     shapes["norm.weight"] = (D,)
