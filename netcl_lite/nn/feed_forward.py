@@ -23,6 +23,7 @@ import numpy as np
 
 import netcl_lite.functional as F
 from netcl_lite.core.validate import check_int
+from netcl_lite.nn.linear import apply_weight
 from netcl_lite.nn.module import Module, normal_init, parameter
 
 
@@ -44,7 +45,7 @@ class SwiGLU(Module):
             raise ValueError(
                 f"SwiGLU expects last dim {self.dim}, got input shape {x.shape}"
             )
-        gate = F.matmul(x, self.w_gate)                # (..., hidden)
-        up = F.matmul(x, self.w_up)                    # (..., hidden)
+        gate = apply_weight(x, self.w_gate)            # (..., hidden)
+        up = apply_weight(x, self.w_up)                # (..., hidden)
         hidden = F.swiglu(gate, up)                    # silu(gate) * up
-        return F.matmul(hidden, self.w_down)           # (..., D)
+        return apply_weight(hidden, self.w_down)       # (..., D)
