@@ -19,7 +19,7 @@ has no parser of its own. ``open_gguf`` returns that package's
   read as other weights and cannot be caught);
 - it never reads past the end of the file. A damaged length would
   otherwise read nothing, silently, as many times as it says;
-- it is about 3x faster. The reader slices its memory map once for every
+- it is 3 to 4 times faster. The reader slices its memory map once for every
   value of every key, 250,000 times for SmolLM2's tokenizer; a slice of a
   ``numpy.memmap`` is another memmap, whose set-up runs Python code each
   time. This reader keeps the map as a plain array (the same memory) and
