@@ -11,6 +11,7 @@ from netcl_lite.nn.linear import Linear
 from netcl_lite.nn.model import DecoderConfig, DecoderLM
 from netcl_lite.nn.module import Module, parameter
 from netcl_lite.nn.norm import RMSNorm
+from netcl_lite.nn.quantized import QuantizedEmbedding, QuantizedLinear
 from netcl_lite.nn.transformer import RotaryAttention
 
 __all__ = [
@@ -20,4 +21,6 @@ __all__ = [
     "RMSNorm", "SwiGLU", "DecoderBlock", "DecoderConfig", "DecoderLM", "KVCache",
     "FusedDecoder",
     "save_checkpoint", "load_checkpoint", "load_weights",
+    # weights kept quantised on the device (chapter 14)
+    "QuantizedLinear", "QuantizedEmbedding",
 ]
