@@ -3,7 +3,7 @@
 ``QuantizedWeight(queue, raw, qtype, rows, cols)`` holds a (rows, cols)
 matrix W as the bytes a GGUF file stores for it: each row is cut into
 blocks of 32 weights, and a block keeps a float16 scale d (Q4_1 also a
-float16 minimum m) and 32 small integer codes q:
+float16 minimum m) and 32 small integer codes q::
 
     format  bytes a block  a block                        weight c
     Q4_0    18             d, 16 bytes of 4-bit codes     d * (q_c - 8)
