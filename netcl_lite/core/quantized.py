@@ -141,13 +141,21 @@ class QuantizedWeight:
         self.nbytes = raw.size
 
     def _upload(self, array, dtype, shape):
-        """One device buffer holding ``array``'s bytes, contiguous."""
-        data = np.ascontiguousarray(array)
-        check_fits(self.queue, data.nbytes,
+        """One device buffer holding the bytes of ``array`` (n, width),
+        contiguous. They are copied straight into the mapped buffer: no
+        contiguous copy on the host first, whose memory (up to 30 MB for
+        a model's embedding) the allocator would keep after it is freed."""
+        nbytes = array.size
+        check_fits(self.queue, nbytes,
                    f"a {self.qtype} weight of shape ({self.rows}, {self.cols})")
-        buffer = cl.Buffer(context_of(self.queue), cl.mem_flags.READ_ONLY |
-                           cl.mem_flags.COPY_HOST_PTR, hostbuf=data)
-        note_allocation(data.nbytes)
+        buffer = cl.Buffer(context_of(self.queue), cl.mem_flags.READ_ONLY,
+                           nbytes)
+        mapped, _ = cl.enqueue_map_buffer(
+            self.queue, buffer, cl.map_flags.WRITE_INVALIDATE_REGION, 0,
+            array.shape, np.uint8)
+        mapped[...] = array
+        mapped.base.release(self.queue)        # unmapped: kernels may read it
+        note_allocation(nbytes)
         return DeviceBytes(buffer, dtype, shape)
 
     @classmethod
