@@ -21,8 +21,8 @@ every block's codes, so the device keeps exactly the file's bytes
 (``nbytes``). Split this way, a kernel reads the codes of 8 blocks as
 aligned vectors and the scales of 8 blocks with one load and one
 conversion (``kernels/quant.cl``); in the file's order a block's fields
-sit at 20- or 34-byte strides. F16 has no scales: ``scales`` is the same
-buffer as ``quants``.
+sit at 20- or 34-byte strides. F16 has no scales: ``scales`` is the
+``quants`` buffer again, read as halves.
 
 >>> import numpy as np
 >>> from netcl_lite.core.device import manager
@@ -136,8 +136,9 @@ class QuantizedWeight:
             scales = blocks[:, :fmt.scale_bytes]
             self.scales = self._upload(scales, np.float16,
                                        (self.rows, nb, fmt.scale_bytes // 2))
-        else:                                     # F16: no scales
-            self.scales = self.quants
+        else:   # F16: no scales; the kernels get the halves twice, as halves
+            self.scales = DeviceBytes(self.quants.buffer, np.float16,
+                                      (self.rows, self.cols))
         self.nbytes = raw.size
 
     def _upload(self, array, dtype, shape):

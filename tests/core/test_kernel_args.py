@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from netcl_lite.core.program import LOCAL_1D, kernel_dir, kernel_source, launch
-from netcl_lite.core.signature import BUFFER_DTYPES, FLOATS, INTS, parse_signatures
+from netcl_lite.core.signature import (BUFFER_DTYPES, FLOATS, INTS,
+                                       RAW_BUFFER_DTYPES, parse_signatures)
 from netcl_lite.core.tensor import Tensor
 
 
@@ -62,5 +63,6 @@ def test_every_kernel_signature_is_read_with_known_types():
         assert len(signatures) == source.count("__kernel"), path.name
         for kernel, params in signatures.items():
             for p in params:
-                known = BUFFER_DTYPES if p.kind == "buffer" else {**INTS, **FLOATS}
+                known = ({**BUFFER_DTYPES, **RAW_BUFFER_DTYPES}
+                         if p.kind == "buffer" else {**INTS, **FLOATS})
                 assert p.kind == "local" or p.ctype in known, (kernel, p)

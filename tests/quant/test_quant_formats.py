@@ -8,8 +8,9 @@ import pytest
 
 gguf = pytest.importorskip("gguf")
 
-from netcl_lite.core.program import trace  # noqa: E402
+from netcl_lite.core.program import LOCAL_2D, launch, trace  # noqa: E402
 from netcl_lite.core.quantized import FORMATS, QuantizedWeight  # noqa: E402
+from netcl_lite.core.tensor import Tensor  # noqa: E402
 from netcl_lite.functional.quantized import dequantized_rows  # noqa: E402
 from numpy_ref.quantized import BLOCK_BYTES, dequantize  # noqa: E402
 
@@ -134,3 +135,19 @@ def test_bad_queue_and_from_float_refusals(queue):
         QuantizedWeight.from_float(queue, np.zeros((2, 32)), "Q5_0")
     with pytest.raises(ValueError, match="inf or NaN"):
         QuantizedWeight.from_float(queue, np.full((2, 32), np.nan), "Q8_0")
+
+
+def test_launch_checks_the_raw_buffers(queue):
+    """The kernels' half and uchar buffers are checked like Tensors: the
+    codes handed where the scales go are refused before the launch."""
+    w = QuantizedWeight.from_float(queue, np.ones((2, 32)), "Q4_1")
+    out = Tensor.empty(queue, (2, 32))
+    with pytest.raises(ValueError, match="argument 1 'scales' is a __global "
+                       "half buffer: pass the float16 scales of a "
+                       "QuantizedWeight"):
+        launch(queue, "quant_simple", "quant_dequantize", (32, 2), LOCAL_2D,
+               w.quants, w.quants, out, w.code, 2, 32)
+    with pytest.raises(ValueError, match="argument 2 'quants' is a __global "
+                       "uchar buffer: pass the uint8 codes"):
+        launch(queue, "quant_simple", "quant_dequantize", (32, 2), LOCAL_2D,
+               w.scales, out, out, w.code, 2, 32)
