@@ -173,6 +173,7 @@ def quantized_matmul(x, w, fast=None):
     if fast not in (None, True, False):
         raise ValueError(f"quantized_matmul: fast must be None, True or "
                          f"False, got {fast!r}")
+    fast = None if fast is None else bool(fast)          # 0 and 1 too
     _check(x, w, "quantized_matmul")
     *lead, cols = x.shape
     M = math.prod(lead)
