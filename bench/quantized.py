@@ -10,13 +10,18 @@
   (512 x 1536) @ W^T, quantised (blocks dequantised into float32 chunks,
   then the tuned matmul) against the float32 matmul and numpy, in GFLOP/s;
 - llama.cpp, when ``llama_cpp`` (llama-cpp-python) imports: prefill of 512
-  tokens and decoding on the same file and threads, the speed anchor.
+  tokens and decoding on the same file and threads, the speed anchor;
+- ``--memory`` (alone, in a fresh process): VmRSS after imports and the
+  device, then after a QuantizedWeight of every quantised tensor of the
+  file (its float32 norms as Tensors) with the file's memory map released,
+  then after one product with each (kernels built).
 
 Every library runs on the same number of threads (``BENCH_THREADS``,
 default all cores). A shared machine only ever adds time: compare ratios
 of one run, the best of interleaved rounds.
 
     python bench/quantized.py [--rounds 7] [--no-llama]
+    python bench/quantized.py --memory
 """
 
 import argparse
@@ -193,12 +198,53 @@ def bench_llama(path, rounds):
           f"decoding: {DECODE / best['decode']:.0f} tokens/s")
 
 
+def status_mib(key):
+    """A line of /proc/self/status (VmRSS, VmHWM) in MiB."""
+    with open("/proc/self/status", encoding="ascii") as f:
+        line = next(line for line in f if line.startswith(key + ":"))
+    return int(line.split()[1]) / 1024
+
+
+def bench_memory(queue, path):
+    Tensor.from_host(queue, np.ones(4)).to_host()
+    gc.collect()
+    base = status_mib("VmRSS")
+    print(f"after imports and the device: VmRSS {base:.0f} MiB")
+    reader = gguf.GGUFReader(path)
+    weights, norms = [], []
+    for t in reader.tensors:
+        if t.tensor_type.name == "F32":
+            norms.append(Tensor.from_host(queue, np.array(t.data)))
+        else:
+            cols, rows = (int(n) for n in t.shape)
+            weights.append(QuantizedWeight(queue, t.data, t.tensor_type.name,
+                                           rows, cols))
+    del reader, t           # the file's memory map goes with its last view
+    gc.collect()
+    nbytes = sum(w.nbytes for w in weights) + sum(4 * n.size for n in norms)
+    rss = status_mib("VmRSS")
+    print(f"{len(weights)} QuantizedWeights and {len(norms)} float32 tensors, "
+          f"{nbytes / 2**20:.1f} MiB on the device: VmRSS {rss:.0f} MiB "
+          f"(+{rss - base:.0f}), VmHWM {status_mib('VmHWM'):.0f} MiB")
+    rng = np.random.default_rng(0)
+    for w in weights:
+        x = Tensor.from_host(queue, rng.standard_normal((1, w.cols)))
+        F.quantized_matmul(x, w).value.to_host()
+    gc.collect()
+    rss = status_mib("VmRSS")
+    print(f"after one product with each: VmRSS {rss:.0f} MiB "
+          f"(+{rss - base:.0f}), VmHWM {status_mib('VmHWM'):.0f} MiB")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--no-llama", action="store_true")
+    parser.add_argument("--memory", action="store_true")
     args = parser.parse_args()
     device = manager.default("cpu")
+    if args.memory:
+        return bench_memory(device.queue, fetch("SmolLM2-135M-Instruct"))
     print(f"# {device.name} on {device.platform}, {THREADS} threads; "
           f"load average {os.getloadavg()[0]:.1f}")
     print(f"device copy bandwidth: {copy_bandwidth(device.queue) / 1e9:.1f} GB/s")
