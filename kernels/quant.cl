@@ -16,7 +16,9 @@
 //   - take the 4-bit formats' offset out of the loop: a Q4_1 block adds
 //     d * sum_j q_j x_j + m * sum_j x_j, and the sums of x over each block,
 //     the same for every row, are computed once per input vector
-//     (quant_block_sums). Q4_0's offset, -8 d, is the same trick.
+//     (quant_block_sums). Q4_0's offset, -8 d, is the same trick. (Forming
+//     each weight d q + m in registers instead took 19.1 ms against 17.1
+//     over SmolLM2's 210 Q4_1 matrices, the sums' own launches included.)
 // Compiled by Debian's PoCL 3.1 for AVX-512 (read from its object code):
 // 82 instructions per step of 8 Q4_1 blocks, about 10 a block, against 27
 // a block when each block's two scales were converted on their own.
