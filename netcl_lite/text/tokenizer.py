@@ -81,7 +81,7 @@ class BPETokenizer:
       chat turn (gguf_file.end_ids: SmolLM2's are 0, "<|endoftext|>", and
       2, "<|im_end|>"), or None; `stop_ids` lists them for generation;
     - `dropped_bytes`: the bytes its vocabulary lacks, which encoding drops
-      from the text, as the model's own tokenizers do (b"" for the course's
+      from the text, as the model's own tokenizers do (`b""` for the course's
       tokenizers, which keep every byte).
     """
 
