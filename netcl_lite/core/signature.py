@@ -52,6 +52,9 @@ INTS = {"char": np.int8, "uchar": np.uint8, "short": np.int16,
 FLOATS = {"float": np.float32, "double": np.float64}
 # element type of a buffer -> the Tensor dtype it holds
 BUFFER_DTYPES = {"float": np.dtype(np.float32), "int": np.dtype(np.int32)}
+# ... and of the raw buffers of quantised weights (core/quantized.py: a
+# block's float16 scales and its byte codes), which are not Tensors
+RAW_BUFFER_DTYPES = {"half": np.dtype(np.float16), "uchar": np.dtype(np.uint8)}
 RANGES = {c: (int(np.iinfo(t).min), int(np.iinfo(t).max)) for c, t in INTS.items()}
 
 # "__kernel void name(...)", also with an attribute or a macro before void
@@ -231,13 +234,16 @@ _FLOAT, _INT = BUFFER_DTYPES["float"], BUFFER_DTYPES["int"]
 def _check_one(where, i, p, value):
     """One argument, the full check: its converted value or a ValueError."""
     if p.kind == "buffer":
-        want = BUFFER_DTYPES.get(p.ctype)
+        want = BUFFER_DTYPES.get(p.ctype) or RAW_BUFFER_DTYPES.get(p.ctype)
         dtype = getattr(value, "dtype", None)
         if not hasattr(value, "buffer") or dtype is None or \
                 (want is not None and dtype is not want and dtype != want):
-            what = "a float32" if p.ctype == "float" else f"an {p.ctype}32"
-            _fail(where, i, p, f"a __global {p.ctype} buffer: pass {what} "
-                  "Tensor", value)
+            what = {"float": "a float32 Tensor", "int": "an int32 Tensor",
+                    "half": "the float16 scales of a QuantizedWeight",
+                    "uchar": "the uint8 codes of a QuantizedWeight"}.get(
+                        p.ctype, "a device buffer")
+            _fail(where, i, p, f"a __global {p.ctype} buffer: pass {what}",
+                  value)
         return value.buffer
     if p.kind == "local":
         if not isinstance(value, cl.LocalMemory):

@@ -12,6 +12,7 @@ from netcl_lite.nn.linear import Linear
 from netcl_lite.nn.model import DecoderConfig, DecoderLM
 from netcl_lite.nn.module import Module, parameter
 from netcl_lite.nn.norm import RMSNorm
+from netcl_lite.nn.quantized import QuantizedEmbedding, QuantizedLinear
 from netcl_lite.nn.transformer import RotaryAttention
 
 __all__ = [
@@ -23,4 +24,6 @@ __all__ = [
     "save_checkpoint", "load_checkpoint", "load_weights",
     # a real model and its tokenizer, from one file (chapter 14)
     "pretrained",
+    # weights kept quantised on the device (chapter 14)
+    "QuantizedLinear", "QuantizedEmbedding",
 ]

@@ -9,7 +9,8 @@ import pytest
 from netcl_lite.core.device import device_of
 from netcl_lite.core.program import (LOCAL_1D, kernel_dir, kernel_source, kernels,
                                      launch)
-from netcl_lite.core.signature import (BUFFER_DTYPES, FLOATS, INTS, from_kernel,
+from netcl_lite.core.signature import (BUFFER_DTYPES, FLOATS, INTS,
+                                       RAW_BUFFER_DTYPES, from_kernel,
                                        parse_signatures, read_signatures)
 from netcl_lite.core.tensor import Tensor
 
@@ -71,7 +72,8 @@ def test_every_kernel_signature_is_read_with_known_types():
         assert len(signatures) == source.count("__kernel"), path.name
         for kernel, params in signatures.items():
             for p in params:
-                known = BUFFER_DTYPES if p.kind == "buffer" else {**INTS, **FLOATS}
+                known = ({**BUFFER_DTYPES, **RAW_BUFFER_DTYPES}
+                         if p.kind == "buffer" else {**INTS, **FLOATS})
                 assert p.kind == "local" or p.ctype in known, (kernel, p)
 
 
