@@ -11,12 +11,20 @@ module does what the two formats share:
   name for the tensor (``blk.3.attn_q.weight``).
 - ``make_weight``: the one door from a file's tensor to a layer's weight.
   Every weight passes through it, so what a type becomes on the device
-  is decided in one place.
-- ``fill_weights``: puts each weight where its parameter is.
+  is decided in one place: a matrix in Q4_0, Q4_1, Q8_0 or F16 stays in
+  its file's format, a ``QuantizedWeight`` read by a ``QuantizedLinear``
+  or ``QuantizedEmbedding`` (``nn/quantized.py``); F32 and BF16 become
+  float32 parameters, which training can change (a float checkpoint can
+  be fine-tuned);
+- ``fill_weights``: puts each weight where its parameter is: a float one
+  into the parameter, a quantised layer in the parameter's place. A tied
+  head over a quantised table is a ``QuantizedLinear`` over the same
+  blocks.
 
 Files store a matrix one row per output feature, (out, in), the way
-PyTorch's ``nn.Linear`` does; the course's layers compute x @ W with W
-(in, out). So a matrix is transposed once, on load.
+PyTorch's ``nn.Linear`` does and ``QuantizedLinear`` reads it; the
+course's layers compute x @ W with W (in, out), so a float matrix is
+transposed once, on load.
 
 >>> import numpy as np
 >>> t = FileTensor("w", "BF16", (2, 2),
@@ -25,9 +33,14 @@ PyTorch's ``nn.Linear`` does; the course's layers compute x @ W with W
 array([[ 1.,  2.],
        [-3.,  0.]], dtype=float32)
 >>> from netcl_lite.core.device import manager
->>> make_weight(manager.default("cpu").queue, t, "matrix").to_host()
+>>> queue = manager.default("cpu").queue
+>>> make_weight(queue, t, "matrix").to_host()        # float: (in, out)
 array([[ 1., -3.],
        [ 2.,  0.]], dtype=float32)
+>>> half = FileTensor("w", "F16", (2, 32), np.ones((2, 32), np.float16))
+>>> layer = make_weight(queue, half, "matrix")       # kept in the file's format
+>>> type(layer).__name__, layer.weight
+('QuantizedLinear', QuantizedWeight(F16, rows=2, cols=32, nbytes=128))
 """
 
 import dataclasses
@@ -36,14 +49,18 @@ from typing import Callable
 import numpy as np
 
 from netcl_lite.autograd import Node
+from netcl_lite.core.quantized import BLOCK, QuantizedWeight
 from netcl_lite.core.tensor import Tensor
 from netcl_lite.nn.embedding import Embedding
 from netcl_lite.nn.linear import Linear
+from netcl_lite.nn.quantized import QuantizedEmbedding, QuantizedLinear
 from netcl_lite.nn.tied_head import TiedHead
 
 # what a weight may be stored as; anything else is refused by name
 SUPPORTED_TYPES = ("Q4_0", "Q4_1", "Q8_0", "F16", "BF16", "F32")
-FLOAT_TYPES = ("F16", "BF16", "F32")
+# the types a matrix keeps on the device (QuantizedWeight); the others
+# become float32 parameters
+QUANTISED_TYPES = ("Q4_0", "Q4_1", "Q8_0", "F16")
 
 
 @dataclasses.dataclass
@@ -141,10 +158,18 @@ def check_tensors(found, config):
 def make_weight(queue, tensor, kind):
     """The weight a layer computes with, from a file's tensor.
 
-    kind: "matrix" (x @ W: (in, out), the file's (out, in) transposed),
-    "embedding" (the (V, D) table as stored) or "vector" (a norm's gain).
-    Every type becomes a float32 Tensor here, dequantised on the host with
-    the file format's own reader."""
+    kind: "matrix" (a linear layer's (out, in)), "embedding" (the (V, D)
+    table) or "vector" (a norm's gain). A matrix or table in one of
+    QUANTISED_TYPES becomes a layer over its bytes on the device
+    (``QuantizedLinear``, ``QuantizedEmbedding``); anything else a float32
+    Tensor: a matrix as (in, out), for x @ W."""
+    if kind != "vector" and tensor.qtype in QUANTISED_TYPES and \
+            tensor.shape[-1] % BLOCK == 0:      # F16 rows in whole blocks
+        rows, cols = tensor.shape
+        weight = QuantizedWeight(queue, tensor.stored(), tensor.qtype, rows,
+                                 cols)
+        return (QuantizedEmbedding if kind == "embedding" else
+                QuantizedLinear)(weight)
     values = tensor.floats()                             # (out, in) or (n,)
     if kind == "matrix":
         values = values.T                                # (in, out)
@@ -167,11 +192,21 @@ def _owner(model, name):
 
 
 def fill_weights(model, tensors):
-    """Make each weight (``make_weight``) and put it in its parameter."""
+    """Make each weight (``make_weight``) and put it where its parameter
+    is: a Tensor becomes the parameter's value; a quantised layer takes the
+    parameter's place (attn.wq), or the module's (tok_emb, head)."""
     for name, tensor in tensors.items():
         made = make_weight(model.queue, tensor, _kind(name, tensor.shape))
         owner, attr = _owner(model, name)
-        getattr(owner, attr).value = made
+        if isinstance(made, Tensor):
+            getattr(owner, attr).value = made
+        elif name in ("tok_emb.weight", "head.weight"):
+            setattr(model, name.split(".")[0], made)
+        else:
+            setattr(owner, attr, made)
+    if type(model.head) is TiedHead and type(model.tok_emb) is not Embedding:
+        # tied to a quantised table: the head reads the same blocks
+        model.head = QuantizedLinear(model.tok_emb.weight)
 
 
 def quantised_layers(model):

@@ -11,7 +11,9 @@ gguf = pytest.importorskip("gguf")
 
 from llama_files import TYPES, Tiny, random_weights, write_gguf  # noqa: E402
 from netcl_lite.core.program import trace  # noqa: E402
-from netcl_lite.nn import DecoderLM  # noqa: E402
+from netcl_lite.nn import DecoderLM, save_checkpoint  # noqa: E402
+from netcl_lite.nn.decode import unsupported  # noqa: E402
+from netcl_lite.nn.weights import quantised_layers  # noqa: E402
 from numpy_ref.llama import llama_forward  # noqa: E402
 
 # GQA in both; A: a tied head and a head width of its own (4 x 24 != 64),
@@ -46,6 +48,17 @@ def test_logits_match_numpy(queue, tmp_path, qtype, name):
     assert (c.head_dim or c.dim // c.n_heads) == cfg.head_dim
     got = model(np.array([IDS], np.int32)).value.to_host()[0]     # (S, V)
     assert_close(got, reference(held, cfg))
+    # Q4_0, Q4_1, Q8_0 and F16 stay in the file's format; F32 and BF16
+    # become float parameters (all 7 matrices a block, the table, a head)
+    quantised = quantised_layers(model)
+    if qtype in ("F32", "BF16"):
+        assert quantised == [] and len(model.parameters()) == \
+            1 + 9 * cfg.layers + 1 + (not cfg.tied)
+    else:
+        assert len(quantised) == 7 * cfg.layers + 2
+        assert quantised[0] == "tok_emb (QuantizedEmbedding)"
+        if cfg.tied:            # one set of blocks for the table and head
+            assert model.head.weight is model.tok_emb.weight
 
 
 def test_generate_is_greedy_and_stops_at_the_files_end_id(queue, tmp_path):
@@ -66,19 +79,46 @@ def test_generate_is_greedy_and_stops_at_the_files_end_id(queue, tmp_path):
     assert model.generate(prompt, 12, temperature=0.0) == want
 
 
-def test_quantised_model_still_passes_gradients_to_its_input(queue, tmp_path):
-    """Head-mask attribution needs d loss / d input through every layer."""
+def mask_gradient(model, H):
+    """d loss / d head_mask of layer 0: it flows back through the head,
+    layer 1 and layer 0's W_o to the mask (attribution needs that)."""
     import netcl_lite.autograd as ag
     from netcl_lite.core.tensor import Tensor
-    cfg = CONFIGS["tied_own_head_dim"]
-    write_gguf(tmp_path / "m.gguf", cfg, random_weights(cfg), "Q4_1")
-    model = DecoderLM.from_gguf(tmp_path / "m.gguf", queue)
     with ag.Tape() as tape:
-        mask = ag.tensor(Tensor.from_host(queue, np.ones(cfg.H)))
-        loss = model.loss([IDS[:-1]], [IDS[1:]], head_mask={1: mask})
+        mask = ag.tensor(Tensor.from_host(model.queue, np.ones(H)))
+        loss = model.loss([IDS[:-1]], [IDS[1:]], head_mask={0: mask})
     tape.backward(loss)
-    assert mask.grad.shape == (cfg.H,)
-    assert np.isfinite(mask.grad.to_host()).all()
+    return mask.grad.to_host()
+
+
+def test_a_quantised_model_passes_gradients_to_its_inputs(queue, tmp_path):
+    """The same numbers, quantised (Q4_1 on the device) and as float
+    parameters (F32 of the dequantised weights): equal head-mask
+    gradients, though the quantised layers have no weight gradient."""
+    cfg = CONFIGS["tied_own_head_dim"]
+    held = write_gguf(tmp_path / "q.gguf", cfg, random_weights(cfg), "Q4_1")
+    write_gguf(tmp_path / "f.gguf", cfg, held, "F32")
+    quantised = DecoderLM.from_gguf(tmp_path / "q.gguf", queue)
+    floats = DecoderLM.from_gguf(tmp_path / "f.gguf", queue)
+    assert quantised_layers(quantised) and not quantised_layers(floats)
+    got, want = mask_gradient(quantised, cfg.H), mask_gradient(floats, cfg.H)
+    assert np.abs(got - want).max() <= 1e-4 * np.abs(want).max()
+
+
+def test_a_quantised_model_is_refused_where_floats_are_needed(queue,
+                                                              tmp_path):
+    cfg = CONFIGS["untied"]
+    held = write_gguf(tmp_path / "q.gguf", cfg, random_weights(cfg), "Q8_0")
+    model = DecoderLM.from_gguf(tmp_path / "q.gguf", queue)
+    with pytest.raises(ValueError, match=r"save_checkpoint: tok_emb "
+                                         r"\(QuantizedEmbedding\) is quantised"):
+        save_checkpoint(tmp_path / "c", model)
+    assert unsupported(model) == ("tok_emb (QuantizedEmbedding) is quantised; "
+                                  "the fused kernels read float32")
+    # generate decodes layer by layer (KVCache) and agrees with numpy
+    new = model.generate(IDS[:4], 8, temperature=0.0, stop_ids=())
+    logits = reference(held, cfg, IDS[:4] + new[:-1])[3:]
+    assert new == logits.argmax(axis=-1).tolist()
 
 
 # --- bad files ------------------------------------------------------------
