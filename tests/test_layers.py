@@ -1,6 +1,6 @@
 """The package's layers import downwards only:
 
-    core -> autograd -> functional -> inference -> nn
+    core -> autograd -> functional -> inference -> nn -> interp
                                    -> optim
 
 (text and viz stand alone; ``doctor.py``, the report of ``python -m
@@ -34,6 +34,8 @@ ALLOWED = {
     "optim": {"core", "autograd", "functional", "optim"},
     "text": {"text"},
     "viz": {"viz"},  # the interactive figures: matplotlib and HTML only
+    # analysis of a trained model: reads and replaces nn's named activations
+    "interp": {"core", "autograd", "functional", "nn", "interp"},
     "doctor": {"core", "functional"},  # reports on the device; above all
 }
 # Private names a file reads from another layer, each with its reason. The

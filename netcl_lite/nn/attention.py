@@ -49,6 +49,7 @@ from netcl_lite.autograd import Node, as_node
 from netcl_lite.core.tensor import Tensor
 from netcl_lite.core.validate import same_queue
 from netcl_lite.functional.flash_attention import check_window, score_scale
+from netcl_lite.nn import hooks
 from netcl_lite.nn.module import Module, normal_init, parameter
 
 
@@ -216,10 +217,14 @@ class MultiHeadAttention(Module):
         # the fused kernel reads kv head h // (H // HKV) itself, no copies.
         # The op picks the kernel, a decoding step's few rows included (the
         # table in F.scaled_dot_product_attention's docstring)
-        o = F.scaled_dot_product_attention(q, k, v, causal=self.causal,
-                                           scale=self.scale,
-                                           window=self.window)  # (B, H, S, d_k)
+        # named activations (nn/hooks.py): None unless a hook needs A itself
+        o = hooks.pattern(self, q, k, v)                 # (B, H, S, d_k)
+        if o is None:
+            o = F.scaled_dot_product_attention(q, k, v, causal=self.causal,
+                                               scale=self.scale,
+                                               window=self.window)
         o = F.transpose(o, 1, 2)                         # (B, S, H, d_k)
+        o = hooks.point(self, "z", o)                    # each head's output
         o = F.reshape(o, (B, S, H * self.head_dim))      # (B, S, D)
         if mask is not None:
             o = self.mask_heads(o, mask)                 # (B, S, D)

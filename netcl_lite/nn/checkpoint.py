@@ -111,6 +111,8 @@ def expected_shapes(config):
             "attn.wv": (D, kv), "attn.wo": (D, D), "ffn_norm.weight": (D,),
             "ffn.w_gate": (D, F), "ffn.w_up": (D, F), "ffn.w_down": (F, D),
         }
+        if c.attn_only:                         # no MLP: no ffn weights
+            block = {k: v for k, v in block.items() if not k.startswith("ffn")}
         shapes.update({f"blocks.{i}.{k}": v for k, v in block.items()})
     shapes["norm.weight"] = (D,)
     shapes["head.weight"] = (D, c.vocab_size)

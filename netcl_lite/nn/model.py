@@ -34,6 +34,7 @@ from netcl_lite.autograd import Node
 from netcl_lite.core.program import ceil_div
 from netcl_lite.core.tensor import Tensor
 from netcl_lite.core.tensor_ops import last_position
+from netcl_lite.nn import hooks as named   # named activations
 from netcl_lite.nn.block import DecoderBlock
 from netcl_lite.nn.decode import FusedDecoder, fused_decoding
 from netcl_lite.nn.embedding import Embedding
@@ -67,10 +68,17 @@ class DecoderConfig:
     norm_eps: float = 1e-6
     seed: int = 0
     window: int = 0              # > 0: sliding-window attention; 0: none
+    attn_only: bool = False      # True: no MLP in the blocks (chapter 10)
 
     def __post_init__(self):
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
+            if f.type in (bool, "bool"):
+                if not isinstance(value, (bool, np.bool_)):
+                    raise ValueError(f"DecoderConfig: {f.name} must be True or "
+                                     f"False, got {value!r}")
+                setattr(self, f.name, bool(value))
+                continue
             want = float if f.type in (float, "float") else int
             if isinstance(value, bool) or not isinstance(value, (int, float)) or (
                     want is int and not float(value).is_integer()):
@@ -155,7 +163,7 @@ class DecoderLM(Module):
                          c.hidden_dim, base=c.rope_base, eps=c.norm_eps,
                          seed=int(seeds[1 + i]), rope_scale=c.rope_scale,
                          attn_scale=c.attn_scale or None,
-                         window=c.window or None)
+                         window=c.window or None, mlp=not c.attn_only)
             for i in range(c.n_layers)
         ]
         self.norm = RMSNorm(queue, c.dim, c.norm_eps)
@@ -234,10 +242,31 @@ class DecoderLM(Module):
         for i, block in enumerate(self.blocks):
             x = block(x, offset, None if cache is None else cache.layers[i],
                       head_mask=masks[i])
-        x = self.norm(x)                                       # (B, S, D)
+        x = named.final_norm(self, x)           # self.norm(x), (B, S, D)
         if last_only:
             x = last_position(x.value)                         # (B, 1, D)
         return self.head(x)                                    # (B, S, V)
+
+    # --- named activations (nn/hooks.py lists the names) --------------------
+    def hook_names(self):
+        """Every activation name of this model, in forward order."""
+        return named.activation_names(self)
+
+    def run_with_cache(self, ids, names=None, hooks=None):
+        """(logits (B, S, V), {name: array}) for the activations named (all
+        when None), from one forward pass; ``hooks`` as in
+        ``run_with_hooks`` (the cache then holds what the model used)."""
+        return named.run_with_cache(self, ids, names, hooks)
+
+    def run_with_hooks(self, ids, hooks):
+        """The logits (B, S, V) when each named activation is replaced by
+        ``hooks[name](array)`` (an array of the same shape)."""
+        return named.run_with_hooks(self, ids, hooks)
+
+    def activation_grads(self, ids, metric, names):
+        """{name: d metric / d activation} from one forward and backward;
+        ``metric`` maps the logits node to a scalar node."""
+        return named.activation_grads(self, ids, metric, names)
 
     def loss(self, ids, targets, head_mask=None):
         """Mean next-token cross-entropy; targets (B, S) are ids shifted by one.
