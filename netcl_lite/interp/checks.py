@@ -65,6 +65,8 @@ def check_positions(positions, max_len, what):
         return positions
     items = [positions] if _is_int(positions) else positions
     try:
+        if isinstance(items, (str, bytes)):
+            raise TypeError
         items = list(items)
     except TypeError:
         raise ValueError(f"{what}: expected None, an int, a range, a list of "

@@ -177,7 +177,7 @@ class Plan:
         old = node.value.to_host()
         new = self.hooks[name](old.copy())
         try:
-            new = np.asarray(new, dtype=np.float64)
+            new = None if new is None else np.asarray(new, dtype=np.float64)
         except (TypeError, ValueError):
             new = None
         if new is None or new.shape != old.shape:
@@ -313,14 +313,14 @@ def activation_grads(model, ids, metric, names):
     try:
         with planned(plan), ag.Tape() as tape:
             value = metric(model.forward(ids))
+        if not isinstance(value, Node) or value.value.size != 1:
+            shape = getattr(value, "shape", type(value).__name__)
+            raise ValueError(f"activation_grads: metric must return a node of "
+                             f"one value, got {shape}")
+        tape.backward(value)     # (the backward reads requires_grad too)
     finally:
         for p in params:
             p.requires_grad = True
-    if not isinstance(value, Node) or value.value.size != 1:
-        shape = getattr(value, "shape", type(value).__name__)
-        raise ValueError(f"activation_grads: metric must return a node of one "
-                         f"value, got {shape}")
-    tape.backward(value)
     out = {}
     for name in wanted:
         g = _grad(plan.leaves[name])
