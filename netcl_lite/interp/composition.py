@@ -42,7 +42,7 @@ True
 >>> composition_score(model, "k", sender=(1, 0), receiver=(0, 1))
 Traceback (most recent call last):
 ...
-ValueError: composition_score: the sender (1, 0) must sit in an earlier layer than the receiver (0, 1)
+ValueError: composition_score: sender (1, 0) must sit in a layer before receiver (0, 1)
 """
 
 import numpy as np
@@ -79,8 +79,8 @@ def composition_score(model, kind, sender, receiver, offset=0):
     if kind not in KINDS:
         raise ValueError(f"composition: kind must be one of {KINDS}, got {kind!r}")
     if sender[0] >= receiver[0]:
-        raise ValueError(f"composition_score: the sender {sender} must sit in "
-                         f"an earlier layer than the receiver {receiver}")
+        raise ValueError(f"composition_score: sender {sender} must sit in a "
+                         f"layer before receiver {receiver}")
     return compose(kind, ov_matrix(model, *sender),
                    qk_matrix(model, *receiver, offset=offset),
                    ov_matrix(model, *receiver))

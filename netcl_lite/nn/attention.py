@@ -13,10 +13,12 @@
 ``RotaryAttention`` (nn/transformer.py) is the same path plus RoPE on q and
 k and fewer kv heads (GQA); the two variations are marked below.
 
-Head masks (chapter 10 ablates heads with them): ``forward(x,
-head_mask=m)`` multiplies head h's output by ``m[h]`` before W_O. A 0
-removes the head, 1 keeps it, and a mean ablation adds back a head's mean
-output elsewhere. A list of H floats is a constant; a (H,) leaf node
+Head masks: ``forward(x, head_mask=m)`` multiplies head h's output by
+``m[h]`` before W_O. A 0 removes the head (a zero ablation), 1 keeps it.
+To replace a head's output by its mean or by its output on another input,
+use the named activation ``blocks.{l}.attn.z`` instead (nn/hooks.py;
+``netcl_lite.interp.mean_ablation``, chapter 10). A list of H floats is a
+constant; a (H,) leaf node
 (``ag.tensor``) gets a gradient, d loss / d m[h], the attribution of the
 loss to head h. Gradients reach x and the weights through the mask either
 way:

@@ -67,10 +67,14 @@ ablation:
 >>> masked = model(ids, head_mask={1: [0.0, 1.0]}).value.to_host()
 >>> bool(np.allclose(hooked, masked, atol=1e-5))
 True
->>> model.run_with_hooks(ids, {"blocks.1.mlp_out": zero_head_0})
+>>> model.run_with_hooks(ids, {"blocks.1.mlp_out": zero_head_0})  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-ValueError: hooks: unknown activation name 'blocks.1.mlp_out'; this model's names are blocks.{0..1}.{resid_pre, attn.pattern, attn.z, attn_out, resid_post}, ln_final.input, ln_final.scale
+ValueError: hooks: unknown activation name 'blocks.1.mlp_out'; this model's ...
+
+The message goes on to list the model's names:
+blocks.{0..1}.{resid_pre, attn.pattern, attn.z, attn_out, resid_post},
+ln_final.input, ln_final.scale.
 """
 
 import threading
@@ -104,7 +108,8 @@ def activation_names(model):
 
 def describe(model):
     """The names of ``model`` in one line, for error messages."""
-    inside = [n.split(".", 2)[2] for n in activation_names(model) if n.startswith("blocks.0.")]
+    inside = [n.split(".", 2)[2] for n in activation_names(model)
+              if n.startswith("blocks.0.")]
     last = len(model.blocks) - 1
     return (f"blocks.{{0..{last}}}.{{{', '.join(inside)}}}, "
             + ", ".join(FINAL_NAMES))
@@ -119,7 +124,7 @@ def check_names(model, wanted, what):
     known = set(activation_names(model))
     out = []
     for name in wanted:
-        if name not in known:
+        if not isinstance(name, str) or name not in known:
             raise ValueError(f"{what}: unknown activation name {name!r}; this "
                              f"model's names are {describe(model)}")
         out.append(name)

@@ -101,7 +101,8 @@ def test_ablations_change_only_what_they_name(model, ids, reference):
     ({"layers": [-1]}, r"layers: layer -1 is not a layer of this model"),
     ({"heads": [(0, 0)], "positions": [12]}, r"positions: position 12 is "
                                              r"outside 0\.\.11"),
-    ({"heads": [(0, 0)], "positions": "all"}, r"positions: expected None, an int, a range"),
+    ({"heads": [(0, 0)], "positions": "all"},
+     r"positions: expected None, an int, a range"),
     ({}, "name at least one head or layer"),
 ])
 def test_bad_heads_layers_and_positions(queue, reference, kwargs, message):

@@ -157,7 +157,7 @@ def test_bad_heads(queue):
         qk_matrix(model, 2, 0)
     with pytest.raises(ValueError, match=r"head 3 in \(0, 3\)"):
         copying_score(model, 0, 3)
-    with pytest.raises(ValueError, match="must sit in an earlier layer"):
+    with pytest.raises(ValueError, match="must sit in a layer before"):
         composition_score(model, "k", (1, 0), (1, 1))
     with pytest.raises(ValueError, match="kind must be one of"):
         composition_score(model, "o", (0, 0), (1, 1))

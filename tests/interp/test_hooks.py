@@ -239,7 +239,8 @@ def test_a_hook_of_the_wrong_shape_is_a_value_error_naming_it(model, ids):
     with pytest.raises(ValueError, match="'ln_final.scale' returned no array"):
         model.run_with_hooks(ids, {"ln_final.scale": lambda a: None})
     with pytest.raises(ValueError, match="not finite"):
-        model.run_with_hooks(ids, {"blocks.0.attn_out": lambda a: np.full_like(a, np.inf)})
+        model.run_with_hooks(ids, {"blocks.0.attn_out":
+                                   lambda a: np.full_like(a, np.inf)})
 
 
 def test_other_bad_calls(model, ids):
