@@ -12,7 +12,7 @@ exactly into one term per part:
     logit[b, s, t] = sum over parts p of (p[b, s] * scale[b, s] * gain) . W_U[:, t]
 
 The terms sum to the logit (up to float32 rounding); that is what makes
-the attribution *direct*: it credits each part with what it writes, not
+the attribution direct: it credits each part with what it writes, not
 with what later layers do with it (a previous-token head's effect through
 an induction head is not in its term).
 

@@ -1,9 +1,9 @@
 """A head's QK and OV circuits, read from its weights (Elhage et al. 2021).
 
-A head does two separate things. Its **QK circuit** decides where it
+A head does two separate things. Its QK circuit decides where it
 looks: the attention score of a query vector x_q on a key vector x_k is
-the bilinear form x_q W_Q W_K^T x_k^T (times the score scale). Its **OV
-circuit** decides what it writes once it looks: a key vector x_k moves
+the bilinear form x_q W_Q W_K^T x_k^T (times the score scale). Its OV
+circuit decides what it writes once it looks: a key vector x_k moves
 the output by x_k W_V W_O. Over the vocabulary, for the direct path from
 the token embeddings, both are V x V matrices:
 
@@ -12,21 +12,21 @@ the token embeddings, both are V x V matrices:
 
 Conventions, each a choice:
 
-- **Norms.** The gain of the RMSNorm in front of the attention is folded
+- Norms. The gain of the RMSNorm in front of the attention is folded
   into W_Q, W_K and W_V (``weights.head_matrices``); a token's embedding
   is divided by its own root-mean-square, as that norm does to a token
   alone. The final norm's gain is folded into W_U; its per-position scale
   is one positive number per destination position, so it is left out (it
   scales a whole row of logits and changes no ranking).
-- **RoPE.** Rotary positions make the score depend on where the two
+- RoPE. Rotary positions make the score depend on where the two
   tokens sit: with R_m the rotation at position m (row convention, x R_m),
   (x_q W_Q R_m) . (x_k W_K R_n) = x_q W_Q R_(m - n) W_K^T x_k^T, so the QK
   matrix is a function of the relative offset m - n alone. We evaluate it
   at a stated offset (``offset``): 0 is the same position, 1 the previous
   token. ``positional_scores`` shows what the offset changes.
-- **OV is position-free**: RoPE turns only q and k.
+- OV is position-free: RoPE turns only q and k.
 
-The **copying score** of an OV circuit is sum(lambda) / sum(|lambda|) over
+The copying score of an OV circuit is sum(lambda) / sum(|lambda|) over
 its eigenvalues: +1 when the head raises the logit of the token it reads
 (eigenvalues positive), -1 when it lowers it, near 0 for a random map.
 It is computed in the head's space (hd x hd), where the nonzero

@@ -4,12 +4,12 @@ writes (Elhage et al. 2021).
 An earlier head (the sender) adds x OV1 to the stream, OV1 = W_V W_O
 (D, D). A later head (the receiver) can read it in three places:
 
-- **Q-composition**: in its queries,   OV1 @ QK2 (the sender moves where
+- Q-composition: in its queries,   OV1 @ QK2 (the sender moves where
   the receiver looks from);
-- **K-composition**: in its keys,      QK2 @ OV1^T (the sender changes
+- K-composition: in its keys,      QK2 @ OV1^T (the sender changes
   which keys the receiver finds: an induction head finds the position
   whose previous token matches, written there by a previous-token head);
-- **V-composition**: in its values,    OV1 @ OV2 (the sender changes what
+- V-composition: in its values,    OV1 @ OV2 (the sender changes what
   the receiver moves).
 
 with QK2 = W_Q R W_K^T the receiver's score matrix (``circuits.qk_matrix``,

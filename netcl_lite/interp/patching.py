@@ -1,12 +1,12 @@
 """Activation patching and attribution patching: which activations carry
 the difference between a clean input and a corrupted one?
 
-**Activation patching** runs the corrupted input once per component and
+Activation patching runs the corrupted input once per component and
 position, each time with that one activation copied in from the clean
 run, and scores the logits with ``metric``. A component whose clean value
 restores the clean score carries what the corruption destroyed.
 
-**Attribution patching** estimates every one of those runs at once, to
+Attribution patching estimates every one of those runs at once, to
 first order: the score moves by about (clean - corrupted) . d metric /
 d activation, with the gradient taken on the corrupted run. One forward
 and one backward pass (``model.activation_grads``) instead of one forward
