@@ -17,6 +17,7 @@ from netcl_lite.functional.elementwise import add, mul, scale
 from netcl_lite.functional.embedding import embedding
 from netcl_lite.functional.flash_attention import flash_attention
 from netcl_lite.functional.flash_attention_simple import flash_attention_simple
+from netcl_lite.functional.linear import linear
 from netcl_lite.functional.matmul import (matmul, matmul_register_tile,
                                           matmul_simple)
 from netcl_lite.functional.reduce import sum
@@ -31,7 +32,7 @@ from netcl_lite.functional.swiglu import swiglu
 __all__ = [
     # elementwise, reductions, products
     "add", "mul", "scale", "sum", "matmul", "matmul_simple",
-    "matmul_register_tile",
+    "matmul_register_tile", "linear",
     # shapes
     "reshape", "permute", "transpose", "concat",
     # attention

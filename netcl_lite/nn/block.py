@@ -32,11 +32,12 @@ from netcl_lite.nn.transformer import RotaryAttention
 class DecoderBlock(Module):
     def __init__(self, queue, dim, n_heads, n_kv_heads, max_seq_len, hidden_dim,
                  base=10000.0, eps=1e-6, seed=0, rope_scale=1.0, attn_scale=None,
-                 window=None, mlp=True):
+                 window=None, head_dim=None, mlp=True):
         self.attn_norm = RMSNorm(queue, dim, eps)
         self.attn = RotaryAttention(queue, dim, n_heads, n_kv_heads, max_seq_len,
                                     base=base, seed=seed, rope_scale=rope_scale,
-                                    scale=attn_scale, window=window)
+                                    scale=attn_scale, window=window,
+                                    head_dim=head_dim)
         # mlp=False: attention only, out = h (chapter 10's model)
         self.ffn_norm = RMSNorm(queue, dim, eps) if mlp else None
         self.ffn = SwiGLU(queue, dim, hidden_dim, seed=seed + 1) if mlp else None

@@ -78,6 +78,8 @@ CONFIGS = {
     "attention only": dict(attn_only=True),               # no MLP (chapter 10)
     "all at once": dict(n_heads=8, n_kv_heads=2, n_layers=2, rope_scale=3.0,
                         attn_scale=0.3, hidden_dim=40),
+    # real models: the head reads the embedding table; 4 heads of 12 != 32
+    "tied head, head_dim 12": dict(tie_head=True, head_dim=12),
 }
 
 
