@@ -3,8 +3,9 @@
 
 GGUF, llama.cpp's format, is one file: a header, metadata (key -> value),
 a table of tensors (name, shape, type, where its data starts) and the data.
-The ``gguf`` package, from the llama.cpp project, parses it; this module
-reads a model out of what it parsed:
+The ``gguf`` package, from the llama.cpp project, parses it
+(``netcl_lite/formats/gguf_reader.py``, which the tokenizer's reader
+shares); this module reads a model out of what it parsed:
 
 - the config from the metadata: ``llama.embedding_length`` is the width,
   ``llama.block_count`` the layers, ``llama.attention.head_count`` and
@@ -50,10 +51,11 @@ import re
 
 import numpy as np
 
+from netcl_lite.formats.gguf_reader import (is_reader, open_gguf, require_gguf,
+                                            source_of)
 from netcl_lite.nn.onnx_export import skip_examples
 from netcl_lite.nn.weights import FileTensor, FoundModel
 
-INSTALL = "pip install 'gguf>=0.17'  (or the project's models extra)"
 ARCHITECTURES = ("llama",)
 # our parameter name in a block -> the file's, "blk.{i}.<this>.weight"
 FILE_NAMES = {
@@ -91,69 +93,6 @@ def our_name(name, n_layers):
             if m[2] == theirs:
                 return f"blocks.{int(m[1])}.{ours}"
     return None
-
-
-def _open(path):
-    """The parsed file; a ValueError saying which part did not parse."""
-    import gguf                                  # only when reading a file
-
-    class Reader(gguf.GGUFReader):
-        """gguf's reader, told to say which part of the file it was reading
-        when it failed, and never to read past the end (a damaged length
-        would otherwise read nothing, silently, as often as it says). It
-        reads the file's memory map through a plain array view: slicing a
-        ``np.memmap`` costs more than the slice itself, and the metadata
-        is 250,000 small slices (a tokenizer's strings): 3x faster.
-
-        The methods below are the reader's own steps (gguf 0.17 to 0.19):
-        header, then ``_build_fields``, ``_build_tensor_info`` and
-        ``_build_tensors``, each reading through ``_get``. Should a later
-        gguf rename them, files still load; only the messages lose the
-        part's name (tests/nn/test_gguf.py would say so)."""
-        part = "header"
-
-        @property
-        def data(self):
-            return self._bytes
-
-        @data.setter
-        def data(self, mapped):          # the reader's np.memmap of the file
-            self._bytes = np.asarray(mapped)
-
-        def _get(self, offset, dtype, count=1, *args, **kwargs):
-            end = int(offset) + np.dtype(dtype).itemsize * int(count)
-            if end > len(self.data):
-                raise ValueError(f"the file ends at byte {len(self.data)}, "
-                                 f"reading it needs bytes up to {end}")
-            return super()._get(offset, dtype, count, *args, **kwargs)
-
-        def _build_fields(self, *args):
-            self.part = "metadata"
-            return super()._build_fields(*args)
-
-        def _build_tensor_info(self, *args):
-            self.part = "tensor table"
-            return super()._build_tensor_info(*args)
-
-        def _build_tensors(self, start, fields):
-            built, seen = [], set()
-            for field in fields:            # one at a time, to name it
-                self.part = f"data of tensor {field.name!r}"
-                if field.name in seen:
-                    raise ValueError(f"tensor {field.name!r} appears twice")
-                seen.add(field.name)
-                super()._build_tensors(start, [field])
-                built += self.tensors
-            self.tensors = built
-
-    reader = Reader.__new__(Reader)
-    try:
-        Reader.__init__(reader, path)
-    except (ValueError, KeyError, IndexError, TypeError, OverflowError,
-            UnicodeDecodeError) as err:
-        raise ValueError(f"{path}: not a readable GGUF file: the "
-                         f"{reader.part} is damaged ({err})") from None
-    return reader
 
 
 _INTS = ("UINT8", "INT8", "UINT16", "INT16", "UINT32", "INT32", "UINT64",
@@ -281,14 +220,19 @@ def _file_tensor(t):
     return FileTensor(t.name, qtype, shape, data, dequantize)
 
 
-def read_gguf(path):
-    """Read ``path`` (a GGUF file) -> FoundModel; see the module docstring."""
-    if importlib.util.find_spec("gguf") is None:
-        raise ImportError(f"reading GGUF files needs the gguf package: {INSTALL}")
-    path = pathlib.Path(path)
-    if not path.is_file():
-        raise ValueError(f"{path}: no such file")
-    reader = _open(path)
+def read_gguf(source):
+    """Read ``source`` -> FoundModel; see the module docstring. ``source``
+    is a GGUF file's path, or a reader that ``open_gguf`` (or gguf itself)
+    opened already: ``netcl_lite.nn.pretrained`` gives the model and the
+    tokenizer one reader."""
+    if is_reader(source):
+        reader, path = source, source_of(source)
+    else:
+        require_gguf()
+        path = pathlib.Path(source)
+        if not path.is_file():
+            raise ValueError(f"{path}: no such file")
+        reader = open_gguf(path)
     by_name = {t.name: t for t in reader.tensors}
     meta = _Metadata(reader, str(path))
     config = _config(meta, by_name)

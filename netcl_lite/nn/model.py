@@ -234,8 +234,10 @@ class DecoderLM(Module):
     @classmethod
     def from_gguf(cls, path, queue=None):
         """A llama-architecture GGUF file as a model (``nn/gguf_loader.py``),
-        on ``queue`` (None: the default device's). The weights are read
-        once; every check runs before any kernel."""
+        on ``queue`` (None: the default device's). ``path`` may also be a
+        reader open on the file (``formats/gguf_reader.py: open_gguf``),
+        which ``BPETokenizer.from_gguf`` then reads too. The weights are
+        read once; every check runs before any kernel."""
         return cls._from_file(read_gguf(path), queue)
 
     @classmethod
