@@ -1,6 +1,6 @@
 """The package's layers import downwards only:
 
-    core -> autograd -> functional -> inference -> nn
+    core -> autograd -> functional -> inference -> nn -> interp
                                    -> optim
     formats -> text -> nn
 
@@ -43,6 +43,8 @@ ALLOWED = {
     # format's own package only
     "formats": {"formats"},
     "viz": {"viz"},  # the interactive figures: matplotlib and HTML only
+    # analysis of a trained model: reads and replaces nn's named activations
+    "interp": {"core", "autograd", "functional", "nn", "interp"},
     "doctor": {"core", "functional"},  # reports on the device; above all
 }
 # Private names a file reads from another layer, each with its reason. The

@@ -47,6 +47,7 @@ PACKAGES = [
     ("optim", "netcl_lite.optim", []),
     ("text", "netcl_lite.text", []),
     ("viz", "netcl_lite.viz", []),
+    ("interp", "netcl_lite.interp", []),
 ]
 API_DOC = "docs/api.md"
 PAGE_DIR = "reference"

@@ -13,10 +13,12 @@
 ``RotaryAttention`` (nn/transformer.py) is the same path plus RoPE on q and
 k and fewer kv heads (GQA); the two variations are marked below.
 
-Head masks (chapter 10 ablates heads with them): ``forward(x,
-head_mask=m)`` multiplies head h's output by ``m[h]`` before W_O. A 0
-removes the head, 1 keeps it, and a mean ablation adds back a head's mean
-output elsewhere. A list of H floats is a constant; a (H,) leaf node
+Head masks: ``forward(x, head_mask=m)`` multiplies head h's output by
+``m[h]`` before W_O. A 0 removes the head (a zero ablation), 1 keeps it.
+To replace a head's output by its mean or by its output on another input,
+use the named activation ``blocks.{l}.attn.z`` instead (nn/hooks.py;
+``netcl_lite.interp.mean_ablation``, chapter 10). A list of H floats is a
+constant; a (H,) leaf node
 (``ag.tensor``) gets a gradient, d loss / d m[h], the attribution of the
 loss to head h. Gradients reach x and the weights through the mask either
 way:
@@ -49,6 +51,7 @@ from netcl_lite.autograd import Node, as_node
 from netcl_lite.core.tensor import Tensor
 from netcl_lite.core.validate import check_int, same_queue
 from netcl_lite.functional.flash_attention import check_window, score_scale
+from netcl_lite.nn import hooks
 from netcl_lite.nn.linear import apply_weight
 from netcl_lite.nn.module import Module, normal_init, parameter
 
@@ -219,10 +222,14 @@ class MultiHeadAttention(Module):
         # the fused kernel reads kv head h // (H // HKV) itself, no copies.
         # The op picks the kernel, a decoding step's few rows included (the
         # table in F.scaled_dot_product_attention's docstring)
-        o = F.scaled_dot_product_attention(q, k, v, causal=self.causal,
-                                           scale=self.scale,
-                                           window=self.window)  # (B, H, S, d_k)
+        # named activations (nn/hooks.py): None unless a hook needs A itself
+        o = hooks.pattern(self, q, k, v)                 # (B, H, S, d_k)
+        if o is None:
+            o = F.scaled_dot_product_attention(q, k, v, causal=self.causal,
+                                               scale=self.scale,
+                                               window=self.window)
         o = F.transpose(o, 1, 2)                         # (B, S, H, d_k)
+        o = hooks.point(self, "z", o)                    # each head's output
         o = F.reshape(o, (B, S, H * self.head_dim))      # (B, S, H d_k)
         if mask is not None:
             o = self.mask_heads(o, mask)                 # (B, S, H d_k)

@@ -124,6 +124,8 @@ def expected_shapes(config):
             "attn.wv": (D, kv), "attn.wo": (q, D), "ffn_norm.weight": (D,),
             "ffn.w_gate": (D, HID), "ffn.w_up": (D, HID), "ffn.w_down": (HID, D),
         }
+        if c.attn_only:                         # no MLP: no ffn weights
+            block = {k: v for k, v in block.items() if not k.startswith("ffn")}
         shapes.update({f"blocks.{i}.{k}": v for k, v in block.items()})
     shapes["norm.weight"] = (D,)
     if not c.tie_head:          # tied: the head reads tok_emb.weight

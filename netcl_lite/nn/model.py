@@ -46,6 +46,7 @@ from netcl_lite.core.device import manager
 from netcl_lite.core.program import ceil_div
 from netcl_lite.core.tensor import Tensor
 from netcl_lite.core.tensor_ops import last_position
+from netcl_lite.nn import hooks as named   # named activations
 from netcl_lite.nn.block import DecoderBlock
 from netcl_lite.nn.decode import FusedDecoder, fused_decoding
 from netcl_lite.nn.embedding import Embedding
@@ -66,7 +67,7 @@ def swiglu_hidden(dim, multiple_of=32):
     return multiple_of * ceil_div(hidden, multiple_of)
 
 
-_SHOWN_WHEN_SET = ("head_dim", "tie_head")   # DecoderConfig.__repr__
+_SHOWN_WHEN_SET = ("head_dim", "tie_head", "attn_only")  # __repr__, to_dict
 
 
 @dataclasses.dataclass
@@ -88,6 +89,7 @@ class DecoderConfig:
     window: int = 0              # > 0: sliding-window attention; 0: none
     head_dim: int = 0            # 0: dim // n_heads; else a width of its own
     tie_head: bool = False       # True: the head reuses the embedding table
+    attn_only: bool = False      # True: no MLP in the blocks (chapter 10)
 
     def __post_init__(self):
         for f in dataclasses.fields(self):
@@ -127,15 +129,16 @@ class DecoderConfig:
             self.hidden_dim = swiglu_hidden(self.dim)
 
     def __repr__(self):
-        """Every field, but the ones real models added (head_dim, tie_head)
-        only when set: a course model's config prints as it always did."""
+        """Every field, but the ones added later (head_dim, tie_head,
+        attn_only) only when set: a course model's config prints as it
+        always did."""
         shown = [f"{k}={v!r}" for k, v in self.to_dict().items()]
         return f"{type(self).__name__}({', '.join(shown)})"
 
     def to_dict(self):
-        """The fields as a dict; head_dim and tie_head only when set, so
-        that what is written for a course model (checkpoints, the ONNX
-        file's metadata) stays as it was before real models came."""
+        """The fields as a dict; head_dim, tie_head and attn_only only when
+        set, so that what is written for a course model (checkpoints, the
+        ONNX file's metadata) stays as it was before they came."""
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
                 if f.name not in _SHOWN_WHEN_SET or
                 getattr(self, f.name) != f.default}
@@ -215,7 +218,8 @@ class DecoderLM(Module):
                          c.hidden_dim, base=c.rope_base, eps=c.norm_eps,
                          seed=int(seeds[1 + i]), rope_scale=c.rope_scale,
                          attn_scale=c.attn_scale or None,
-                         window=c.window or None, head_dim=c.head_dim or None)
+                         window=c.window or None, head_dim=c.head_dim or None,
+                         mlp=not c.attn_only)
             for i in range(c.n_layers)
         ]
         self.norm = RMSNorm(queue, c.dim, c.norm_eps)
@@ -337,10 +341,31 @@ class DecoderLM(Module):
         for i, block in enumerate(self.blocks):
             x = block(x, offset, None if cache is None else cache.layers[i],
                       head_mask=masks[i])
-        x = self.norm(x)                                       # (B, S, D)
+        x = named.final_norm(self, x)           # self.norm(x), (B, S, D)
         if last_only:
             x = last_position(x.value)                         # (B, 1, D)
         return self.head(x)                                    # (B, S, V)
+
+    # --- named activations (nn/hooks.py lists the names) --------------------
+    def hook_names(self):
+        """Every activation name of this model, in forward order."""
+        return named.activation_names(self)
+
+    def run_with_cache(self, ids, names=None, hooks=None):
+        """(logits (B, S, V), {name: array}) for the activations named (all
+        when None), from one forward pass; ``hooks`` as in
+        ``run_with_hooks`` (the cache then holds what the model used)."""
+        return named.run_with_cache(self, ids, names, hooks)
+
+    def run_with_hooks(self, ids, hooks):
+        """The logits (B, S, V) when each named activation is replaced by
+        ``hooks[name](array)`` (an array of the same shape)."""
+        return named.run_with_hooks(self, ids, hooks)
+
+    def activation_grads(self, ids, metric, names):
+        """{name: d metric / d activation} from one forward and backward;
+        ``metric`` maps the logits node to a scalar node."""
+        return named.activation_grads(self, ids, metric, names)
 
     def loss(self, ids, targets, head_mask=None):
         """Mean next-token cross-entropy; targets (B, S) are ids shifted by one.

@@ -223,6 +223,9 @@ def export_onnx(model, path):
         o = g.op("Transpose", g.matmul(A, v), perm=[0, 2, 1, 3])  # (B, S, H, d)
         o = g.op("Reshape", o, g.const(np.array([0, 0, H * d_k], np.int64)))
         h = g.op("Add", x, g.matmul(o, w[p + "attn.wo"]))        # (B, S, D)
+        if c.attn_only:                                          # no MLP
+            x = h
+            continue
         n = g.rms_norm(h, w[p + "ffn_norm.weight"], c.norm_eps)
         gate = g.matmul(n, w[p + "ffn.w_gate"])                  # (B, S, hidden)
         silu = g.op("Mul", gate, g.op("Sigmoid", gate))

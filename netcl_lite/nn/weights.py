@@ -229,6 +229,8 @@ def quantised_layers(model):
     for i, block in enumerate(model.blocks):
         for owner, names in ((block.attn, ("wq", "wk", "wv", "wo")),
                              (block.ffn, ("w_gate", "w_up", "w_down"))):
+            if owner is None:                  # attn_only: no MLP
+                continue
             prefix = f"blocks.{i}.{'attn' if owner is block.attn else 'ffn'}."
             found += [(prefix + n, getattr(owner, n)) for n in names
                       if not isinstance(getattr(owner, n), Node)]
