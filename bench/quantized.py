@@ -49,7 +49,7 @@ from netcl_lite.core.roofline import (copy_bandwidth, profile,  # noqa: E402
                                       profiling_queue)
 from netcl_lite.core.tensor import Tensor  # noqa: E402
 from netcl_lite.functional.quantized import matvec  # noqa: E402
-from netcl_lite.nn.pretrained import fetch  # noqa: E402
+from netcl_lite.nn.hub import fetch  # noqa: E402
 
 SETTLE = 0.1     # s; idle OpenBLAS/OpenMP threads spin this long before parking
 PROMPT = 512     # prefill tokens

@@ -45,9 +45,11 @@ import numpy as np
 import netcl_lite.functional as F
 from netcl_lite.autograd import is_recording
 from netcl_lite.inference import decoder as inference
+from netcl_lite.inference import quantized_decoder
 from netcl_lite.nn.block import DecoderBlock
 from netcl_lite.nn.feed_forward import SwiGLU
 from netcl_lite.nn.norm import RMSNorm
+from netcl_lite.nn.quantized import QuantizedEmbedding, QuantizedLinear
 from netcl_lite.nn.tied_head import TiedHead
 from netcl_lite.nn.transformer import RotaryAttention
 from netcl_lite.nn.weights import quantised_layers
@@ -55,10 +57,10 @@ from netcl_lite.nn.weights import quantised_layers
 ENABLED = True  # False: generate() keeps the layer-by-layer KVCache path
 
 
-def unsupported(model):
-    """Why decode.cl cannot run ``model``, or None when it can: every block
-    must be the plain pre-norm block with causal RoPE attention and SwiGLU,
-    all blocks of one shape (a replaced layer keeps the general path)."""
+def _not_plain(model):
+    """Why ``model`` is not the plain decoder both fused paths compute, or
+    None: every block the pre-norm block with causal RoPE attention and
+    SwiGLU, all blocks of one shape, an RMSNorm at the end."""
     first, ffn = model.blocks[0].attn, model.blocks[0].ffn
     same = ("n_heads", "n_kv_heads", "head_dim", "base", "rope_scale", "scale",
             "window")
@@ -77,16 +79,57 @@ def unsupported(model):
             return f"block {i} is not shaped like block 0"
     if type(model.norm) is not RMSNorm:
         return f"the final norm is a {type(model.norm).__name__}"
+    return None
+
+
+def unsupported(model):
+    """Why decode.cl cannot run ``model``, or None when it can: the plain
+    decoder (``_not_plain``), with float32 weights (a replaced layer keeps
+    the general path)."""
+    reason = _not_plain(model)
+    if reason:
+        return reason
     quantised = quantised_layers(model)
     if quantised:
         return f"{quantised[0]} is quantised; the fused kernels read float32"
     return None
 
 
+def quantized_unsupported(model):
+    """Why decode_quant.cl cannot run ``model``, or None when it can: the
+    plain decoder (``_not_plain``) with every matrix, the embedding table
+    and the head kept as ``QuantizedWeight`` blocks (a GGUF file's
+    Q4_0, Q4_1, Q8_0 and F16 matrices)."""
+    reason = _not_plain(model)
+    if reason:
+        return reason
+    layers = [("tok_emb", model.tok_emb, QuantizedEmbedding),
+              ("head", model.head, QuantizedLinear)]
+    for i, b in enumerate(model.blocks):
+        layers += [(f"blocks.{i}.attn.{n}", getattr(b.attn, n), QuantizedLinear)
+                   for n in ("wq", "wk", "wv", "wo")]
+        layers += [(f"blocks.{i}.ffn.{n}", getattr(b.ffn, n), QuantizedLinear)
+                   for n in ("w_gate", "w_up", "w_down")]
+    for name, layer, kind in layers:
+        if type(layer) is not kind:
+            return f"{name} is a {type(layer).__name__}, not a {kind.__name__}"
+    return None
+
+
 def fused_decoding(model):
-    """Whether ``DecoderLM.generate`` decodes ``model`` with a FusedDecoder:
-    ENABLED, outside a Tape, and ``unsupported(model)`` finds nothing."""
-    return ENABLED and not is_recording() and unsupported(model) is None
+    """Whether ``DecoderLM.generate`` decodes ``model`` with a fused
+    decoder (``decoder_for``): ENABLED, outside a Tape, and ``unsupported``
+    or ``quantized_unsupported`` finds nothing."""
+    return ENABLED and not is_recording() and (
+        unsupported(model) is None or quantized_unsupported(model) is None)
+
+
+def decoder_for(model, batch, positions=None):
+    """The fused decoder of ``model``: a ``QuantizedDecoder`` when its
+    weights are blocks, else a ``FusedDecoder``."""
+    if quantized_unsupported(model) is None:
+        return QuantizedDecoder(model, batch, positions)
+    return FusedDecoder(model, batch, positions)
 
 
 def decoder_weights(model, positions=None):
@@ -133,6 +176,53 @@ class FusedDecoder(inference.FusedDecoder):
             raise ValueError(f"FusedDecoder: {reason}")
         super().__init__(decoder_weights(model, positions and int(positions)),
                          batch)
+
+    def start(self, cache):
+        """Take over the keys and values a prompt's forward left in a
+        ``KVCache`` (each (B, HKV, P, d_k))."""
+        super().start([(layer.k, layer.v) for layer in cache.layers])
+
+
+def check_positions(model, positions):
+    """``positions`` is None or 1..max_seq_len: a ValueError otherwise."""
+    T = model.config.max_seq_len
+    if positions is not None and (
+            isinstance(positions, bool) or
+            not isinstance(positions, (int, np.integer)) or
+            not 1 <= positions <= T):
+        raise ValueError(f"QuantizedDecoder: positions must be None or 1.."
+                         f"{T} (max_seq_len), got {positions!r}")
+
+
+class QuantizedDecoder(quantized_decoder.QuantizedDecoder):
+    """The decoding steps of one ``DecoderLM`` whose weights are GGUF blocks
+    (``quantized_unsupported`` passes it) for ``batch`` sequences of up to
+    ``positions`` tokens; its cache grows with the text up to that
+    (``inference/quantized_decoder.py``)."""
+
+    def __init__(self, model, batch, positions=None):
+        inference.check_batch(batch)
+        check_positions(model, positions)
+        reason = quantized_unsupported(model)
+        if reason:
+            raise ValueError(f"QuantizedDecoder: {reason}")
+        attn = model.blocks[0].attn
+        layers = [inference.LayerWeights(
+            attn_norm=b.attn_norm.weight.value, attn_eps=b.attn_norm.eps,
+            wq=b.attn.wq.weight, wk=b.attn.wk.weight, wv=b.attn.wv.weight,
+            wo=b.attn.wo.weight, ffn_norm=b.ffn_norm.weight.value,
+            ffn_eps=b.ffn_norm.eps, w_gate=b.ffn.w_gate.weight,
+            w_up=b.ffn.w_up.weight, w_down=b.ffn.w_down.weight)
+            for b in model.blocks]                  # (out, in) blocks each
+        weights = inference.DecoderWeights(
+            emb=model.tok_emb.weight, layers=layers,
+            norm=model.norm.weight.value, norm_eps=model.norm.eps,
+            head=model.head.weight, n_heads=attn.n_heads,
+            n_kv_heads=attn.n_kv_heads,
+            max_seq_len=positions or model.config.max_seq_len,
+            rope_base=attn.base, rope_scale=attn.rope_scale, scale=attn.scale,
+            window=attn.window)
+        super().__init__(weights, batch)
 
     def start(self, cache):
         """Take over the keys and values a prompt's forward left in a

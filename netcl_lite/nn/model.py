@@ -48,7 +48,7 @@ from netcl_lite.core.tensor import Tensor
 from netcl_lite.core.tensor_ops import last_position
 from netcl_lite.nn import hooks as named   # named activations
 from netcl_lite.nn.block import DecoderBlock
-from netcl_lite.nn.decode import FusedDecoder, fused_decoding
+from netcl_lite.nn.decode import decoder_for, fused_decoding
 from netcl_lite.nn.embedding import Embedding
 from netcl_lite.nn.gguf_loader import read_gguf
 from netcl_lite.nn.hf_loader import read_hf
@@ -414,8 +414,8 @@ class DecoderLM(Module):
                 rows = logits.value.to_host()[:, -1]            # (B, V)
                 if use_cache and step + 1 < max_new_tokens and \
                         fused_decoding(self):
-                    fused = FusedDecoder(self, len(ids),
-                                         positions=P + max_new_tokens - 1)
+                    fused = decoder_for(self, len(ids),
+                                        positions=P + max_new_tokens - 1)
                     fused.start(cache)
             feed = np.array([[sample_next(row, temperature, top_k, rng, top_p)]
                              for row in rows], np.int32)        # (B, 1)
