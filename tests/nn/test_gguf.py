@@ -115,7 +115,7 @@ def test_a_quantised_model_is_refused_where_floats_are_needed(queue,
         save_checkpoint(tmp_path / "c", model)
     assert unsupported(model) == ("tok_emb (QuantizedEmbedding) is quantised; "
                                   "the fused kernels read float32")
-    # generate decodes layer by layer (KVCache) and agrees with numpy
+    # generate decodes it with a QuantizedDecoder and agrees with numpy
     new = model.generate(IDS[:4], 8, temperature=0.0, stop_ids=())
     logits = reference(held, cfg, IDS[:4] + new[:-1])[3:]
     assert new == logits.argmax(axis=-1).tolist()
