@@ -3,7 +3,7 @@
 #   make course   install, then build the course (_build/html/index.html)
 #   make pdf      install, then the whole course as one PDF (_build/course.pdf)
 #   make lab      open the chapters in JupyterLab
-#   make bench    benchmarks (ratios against numpy, torch, tiktoken)
+#   make bench    benchmarks (ratios against numpy, torch, tiktoken, llama.cpp)
 #   make test-intel  the library's kernel tests on Intel's OpenCL CPU runtime
 #   make system-deps Debian packages the course can use (PoCL, Chromium,
 #                    Oclgrind), installed only when you run this; it may ask
@@ -86,6 +86,8 @@ bench: install
 		--index-url $(TORCH_CPU_INDEX) || echo "torch CPU wheel: not reachable"
 	$(PY) -m pip install --quiet -e ".[bench]"
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(PY) bench/report.py
+	$(PY) tools/llama_cpp_wheel.py
+	$(PY) bench/real_model.py
 
 clean:
 	rm -rf _build dist build *.egg-info

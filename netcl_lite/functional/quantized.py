@@ -29,19 +29,20 @@ leading dims together):
   at most SCRATCH_BYTES of rows at a time, and multiplied by the tuned
   float32 matmul (``functional/matmul.py``); the float rows are scratch,
   given back as soon as the chunk is done;
-- ``fast=False``: the simple kernels of ``kernels/quant_simple.cl``, one
-  work-item per output value, the reference the other two are tested
+- ``kernel="simple"``: the simple kernels of ``kernels/quant_simple.cl``,
+  one work-item per output value, the reference the other two are tested
   against.
 
->>> F.quantized_matmul(x, qw, fast=False).value.to_host()
+>>> F.quantized_matmul(x, qw, kernel="simple").value.to_host()
 array([[ 240., -240.]], dtype=float32)
 
 The backward takes the same routes: ``quant_matvec_t`` for a few rows,
 chunks of float32 rows for many, ``quant_matmul_t_simple`` when
-``fast=False``.
+``kernel="simple"``.
 """
 
 import math
+import warnings
 
 import pyopencl as cl
 
@@ -56,6 +57,8 @@ from netcl_lite.functional.matmul import FEW_ROWS, matmul_strided
 # At most this many bytes of float32 rows of W at once (prefill): the
 # (49152 x 576) tied head of SmolLM2 would take 113 MB in one piece.
 SCRATCH_BYTES = 8 << 20
+# quantized_matmul's kernel= names: None chooses by the rows of x
+KERNELS = (None, "simple")
 # the matrix-vector kernel of each format, and whether it reads x's block sums
 MATVEC = {"Q4_0": ("quant_matvec_q4_0", True),
           "Q4_1": ("quant_matvec_q4_1", True),
@@ -134,10 +137,10 @@ def prefill(x, w, M):
     return y
 
 
-def input_grad(g, w, M, fast):
+def input_grad(g, w, M, kernel):
     """dx (M, cols) = dy (M, rows) @ W, from the blocks (no weight grad)."""
     queue = w.queue
-    if fast is False:
+    if kernel == "simple":
         dx = Tensor.empty(queue, (M, w.cols))
         launch(queue, "quant_simple", "quant_matmul_t_simple", (w.cols, M),
                LOCAL_2D, g, w.scales, w.quants, dx, w.code, M, w.rows, w.cols)
@@ -163,24 +166,34 @@ def input_grad(g, w, M, fast):
     return dx
 
 
-def quantized_matmul(x, w, fast=None):
+def quantized_matmul(x, w, kernel=None, fast=None):
     """x (..., cols) @ W^T -> (..., rows), W a ``QuantizedWeight``.
 
-    ``fast=None`` (or True) chooses by the rows of x (the module's
-    docstring); ``fast=False`` runs the simple kernels, forward and
-    backward."""
+    ``kernel=None`` chooses by the rows of x (the module's docstring);
+    ``kernel="simple"`` runs the simple kernels, forward and backward, as
+    ``F.matmul(kernel=)`` and ``F.flash_attention(kernel=)`` name theirs.
+    ``fast=False``, the old spelling of ``kernel="simple"``, still works
+    and warns (DeprecationWarning)."""
     (x,) = nodes(x, op="quantized_matmul")
-    if fast not in (None, True, False):
-        raise ValueError(f"quantized_matmul: fast must be None, True or "
-                         f"False, got {fast!r}")
-    fast = None if fast is None else bool(fast)          # 0 and 1 too
+    if fast is not None:
+        warnings.warn('quantized_matmul: fast= is deprecated; say which '
+                      'kernel: kernel="simple" (fast=False) or kernel=None '
+                      '(fast=True)', DeprecationWarning, stacklevel=2)
+        if fast not in (True, False):
+            raise ValueError(f"quantized_matmul: fast must be None, True or "
+                             f"False, got {fast!r}")
+        if kernel is None and not fast:
+            kernel = "simple"
+    if kernel not in KERNELS:
+        raise ValueError(f"quantized_matmul: kernel must be one of {KERNELS}, "
+                         f"got {kernel!r}")
     _check(x, w, "quantized_matmul")
     *lead, cols = x.shape
     M = math.prod(lead)
     xv = x.value.reshape(M, cols)                        # (M, cols)
     if M == 0:
         out = Tensor.empty(w.queue, (M, w.rows))
-    elif fast is False:
+    elif kernel == "simple":
         out = Tensor.empty(w.queue, (M, w.rows))
         launch(w.queue, "quant_simple", "quant_matmul_simple", (w.rows, M),
                LOCAL_2D, xv, w.scales, w.quants, out, w.code, M, w.rows, cols)
@@ -193,7 +206,7 @@ def quantized_matmul(x, w, fast=None):
     def backward(g):
         if M == 0:
             return (Tensor.empty(w.queue, x.shape),)
-        dx = input_grad(g.reshape(M, w.rows), w, M, fast)  # (M, cols)
+        dx = input_grad(g.reshape(M, w.rows), w, M, kernel)  # (M, cols)
         return (dx.reshape(x.shape),)
 
     return record(out, (x,), backward, "quantized_matmul")

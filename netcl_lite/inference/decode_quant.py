@@ -19,8 +19,8 @@ each:
 >>> from netcl_lite.core.quantized import QuantizedWeight
 >>> from netcl_lite.core.tensor import Tensor
 >>> queue = manager.default("cpu").queue
->>> w = QuantizedWeight.from_float(queue, np.eye(32)[:2], "Q8_0")  # (2, 32)
->>> a = Tensor.from_host(queue, np.arange(32)[None])              # (B=1, 32)
+>>> w = QuantizedWeight.from_float(queue, np.eye(32)[:2], "F16")   # (2, 32)
+>>> a = Tensor.from_host(queue, np.arange(32.0)[None])            # (B=1, 32)
 >>> out = Tensor.from_host(queue, [[10.0, 20.0]])                 # (B=1, 2)
 >>> matvec(a, w, out, B=1, accumulate=True)           # out += a @ W^T
 >>> out.to_host()

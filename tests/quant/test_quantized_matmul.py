@@ -29,11 +29,11 @@ def weight(queue, rng, qtype, rows, cols):
     return qw, dequantize(raw, qtype, rows, cols)
 
 
-def run(queue, x, qw, g, fast=None):
+def run(queue, x, qw, g, kernel=None):
     """(y, dx) on the device, as numpy."""
     with ag.Tape() as tape:
         xn = ag.tensor(Tensor.from_host(queue, x))
-        y = F.quantized_matmul(xn, qw, fast=fast)
+        y = F.quantized_matmul(xn, qw, kernel=kernel)
         loss = F.sum(F.mul(y, Tensor.from_host(queue, g)))
     tape.backward(loss)
     return y.value.to_host(), xn.grad.to_host()
@@ -56,7 +56,7 @@ def test_gradcheck(queue, rng, qtype, lead):
 def test_simple_kernels_gradcheck(queue, rng, qtype):
     qw, W = weight(queue, rng, qtype, 20, 64)
     x = rng.standard_normal((2, 5, 64))
-    check_op(queue, lambda t: F.quantized_matmul(t, qw, fast=False),
+    check_op(queue, lambda t: F.quantized_matmul(t, qw, kernel="simple"),
              lambda t: quantized_matmul(t, W),
              lambda t, g: quantized_matmul_vjp(t, W, g), [x])
 
@@ -73,7 +73,7 @@ def test_fast_matches_simple(queue, rng, qtype, rows, cols, M):
     x = rng.standard_normal((M, cols)).astype(np.float32)
     g = rng.standard_normal((M, rows)).astype(np.float32)
     y_fast, dx_fast = run(queue, x, qw, g)
-    y_simple, dx_simple = run(queue, x, qw, g, fast=False)
+    y_simple, dx_simple = run(queue, x, qw, g, kernel="simple")
     scale_y = np.abs(x).sum(1, keepdims=True) * np.abs(W).max()
     scale_dx = np.abs(g).sum(1, keepdims=True) * np.abs(W).max()
     assert np.all(np.abs(y_fast - y_simple) <= 2e-6 * scale_y)
@@ -112,8 +112,14 @@ def test_the_rows_of_x_choose_the_kernels(queue, rng):
             F.quantized_matmul(x, qw)
         assert any(k.startswith(kernel) for k in ran), (M, ran)
     with trace() as ran:
+        F.quantized_matmul(x, qw, kernel="simple")
+    assert list(ran) == ["quant_simple.cl:quant_matmul_simple"]
+    # fast=False: the old spelling, deprecated
+    with trace() as ran, pytest.warns(DeprecationWarning, match="fast= is"):
         F.quantized_matmul(x, qw, fast=False)
     assert list(ran) == ["quant_simple.cl:quant_matmul_simple"]
+    with pytest.raises(ValueError, match="kernel must be one of"):
+        F.quantized_matmul(x, qw, kernel="fast")
 
 
 def test_the_weight_gets_no_gradient_and_no_float_copy(queue, rng):
@@ -148,7 +154,7 @@ def test_bad_calls_are_refused_before_any_kernel(queue, rng):
         ((x, np.ones((16, 64))), "w must be a QuantizedWeight, got ndarray"),
         ((Tensor.from_host(queue, np.ones((2, 64), np.int32)), qw),
          "has dtype int32, need float32"),
-        ((x, qw, "yes"), "fast must be None, True or False"),
+        ((x, qw, "yes"), "kernel must be one of"),
     ]
     for args, message in cases:
         with trace() as ran:
