@@ -27,7 +27,7 @@ then after ``from_gguf`` and ``generate(max_new_tokens=32)`` with the
 file's memory map released; the difference and VmHWM.
 
     python bench/real_model.py [--rounds 3] [--prompt 512] [--decode 128]
-    python bench/real_model.py --memory
+    python bench/real_model.py --memory [--path FILE.gguf]
 """
 
 import argparse
@@ -222,10 +222,10 @@ def bench(args):
     print(f"\nload average after: {os.getloadavg()[0]:.1f}")
 
 
-def memory(max_new_tokens=32):
-    """VmRSS before and after loading and generating, in this process."""
+def memory(path, max_new_tokens=32):
+    """VmRSS before and after loading and generating, in this process;
+    returns the growth in MB (10^6 bytes), the unit of the goal."""
     device = manager.default("cpu")
-    path = fetch(MODEL)
     gc.collect()
     base = status_mib("VmRSS")
     print(f"after imports and the device: VmRSS {base:.0f} MiB")
@@ -236,11 +236,12 @@ def memory(max_new_tokens=32):
     maps = [line for line in open("/proc/self/maps", encoding="ascii")
             if path.name in line]
     rss = status_mib("VmRSS")
+    grown = (rss - base) * 2**20 / 1e6
     print(f"after from_gguf and generate({max_new_tokens} tokens, "
-          f"{len(new)} made): VmRSS {rss:.0f} MiB (+{rss - base:.0f}), "
-          f"VmHWM {status_mib('VmHWM'):.0f} MiB; the file mapped: "
-          f"{'yes' if maps else 'no'}")
-    return rss - base
+          f"{len(new)} made): VmRSS {rss:.0f} MiB (+{rss - base:.0f} MiB, "
+          f"+{grown:.0f} MB), VmHWM {status_mib('VmHWM'):.0f} MiB; the file "
+          f"mapped: {'yes' if maps else 'no'}")
+    return grown
 
 
 def main():
@@ -249,9 +250,11 @@ def main():
     parser.add_argument("--prompt", type=int, default=512)
     parser.add_argument("--decode", type=int, default=128)
     parser.add_argument("--memory", action="store_true")
+    parser.add_argument("--path", help="the GGUF file (default: the pinned "
+                        "SmolLM2, fetched)")
     args = parser.parse_args()
     if args.memory:
-        memory()
+        memory(pathlib.Path(args.path) if args.path else fetch(MODEL))
     else:
         bench(args)
 

@@ -112,3 +112,27 @@ def test_greedy_answer_token_for_token(model, reference, gguf_file):
     # with the file's stop ids the answer ends at <|im_end|> (id 2)
     stopped = model.generate(prompt, 24, temperature=0.0)
     assert stopped == new[:new.index(2) + 1]
+
+
+def test_fused_quantised_decoding_equals_the_layer_by_layer_path(
+        model, reference, monkeypatch):
+    """generate decodes SmolLM2 with a QuantizedDecoder
+    (kernels/decode_quant.cl): the same greedy tokens as the layer-by-layer
+    path, and each step's logits within the tolerance of the reference."""
+    from netcl_lite.core.program import trace
+    from netcl_lite.nn import decode
+    from netcl_lite.nn.kv_cache import KVCache
+    prompt = PROMPTS["chatml_capital"]["ids"]
+    with trace() as ran:
+        fast = model.generate(prompt, 16, temperature=0.0, stop_ids=())
+    assert "decode_quant.cl:qdecode_qkv" in ran
+    monkeypatch.setattr(decode, "ENABLED", False)
+    assert model.generate(prompt, 16, temperature=0.0, stop_ids=()) == fast
+    cache = KVCache(len(model.blocks))
+    model(np.array([prompt], np.int32), cache)
+    steps = decode.QuantizedDecoder(model, 1, positions=len(prompt) + 16)
+    steps.start(cache)
+    got = np.stack([steps.step([t])[0] for t in fast])            # (16, V)
+    want = reference(prompt + fast)[len(prompt):]
+    err, top = np.abs(got - want).max(), np.abs(want).max()
+    assert err <= TOLERANCE * top, f"{err:.3g} vs max |logit| {top:.3g}"
