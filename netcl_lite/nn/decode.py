@@ -18,6 +18,11 @@ reach, so a model that could read 8192 tokens does not allocate a cache
 for 8192 to write a sentence. A tied head (``TiedHead``) is copied once,
 transposed, as decode.cl reads a (D, V) head. A model with quantised
 weights is declined (``unsupported`` says so): these kernels read float32.
+Its twin for a model whose matrices are all GGUF blocks (SmolLM2 from its
+file) is ``QuantizedDecoder`` (``inference/quantized_decoder.py``,
+``kernels/decode_quant.cl``), whose cache grows with the text;
+``decoder_for(model, ...)`` picks the one that fits, and ``generate``
+calls it.
 
 The prompt still runs through ``DecoderLM.forward`` with a ``KVCache``;
 ``start`` copies that cache in, then each ``step`` feeds one token per
