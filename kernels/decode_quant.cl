@@ -9,17 +9,24 @@
 // walks its row's blocks once, and each decoded weight meets the input
 // value it multiplies at once (no transposed layout, no scratch).
 //
-// A layer is 7 launches, a token 7 per layer plus 3:
-//   quant_embedding     (quant_embedding.cl) the token's row of the table
-//   qdecode_norm        xn = RMSNorm(x) for the next products
+// A layer is 5 launches, a token 5 per layer plus 4:
+//   quant_embedding     (quant_embedding.cl) the token's row x of the table
+//   qdecode_gain        xg = x * g (layer 0's attention-norm gain)
 //   qdecode_qkv         xn [Wq|Wk|Wv]^T + RoPE at pos; k, v into the cache
-//   decode_attention    (decode.cl) the query against the cached keys
-//   qdecode_matvec      x += o Wo^T      (accumulate = 1: the residual)
-//   qdecode_norm
+//   qdecode_attention   the query against the cached keys
+//   qdecode_residual    x += o Wo^T, and xg = x * g (the FFN norm's gain)
 //   qdecode_swiglu      hidden = silu(xn Wg^T) * (xn Wu^T)
-//   qdecode_matvec      x += hidden Wd^T
-//   qdecode_norm, qdecode_matvec (accumulate = 0): the logits
-//
+//   qdecode_residual    x += hidden Wd^T, xg = x * g (the next layer's)
+//   qdecode_norm, qdecode_matvec: the logits
+// The RMSNorms need no launch of their own: xn = (x * g) / rms(x), and
+// the products are linear, so xn W^T = (xg W^T) / rms(x). The residual
+// kernel that writes x writes xg = x * g beside it (one product a value),
+// and each work-item of qkv and swiglu finds 1 / rms(x) itself (D numbers
+// from L1, in 16 lanes: a tenth of its work). Measured on 2 shared cores,
+// a launch cost 0.02-0.3 ms of wall time between kernels, depending on
+// the load; a separate norm kernel was 60 of them a token. (Multiplying
+// by g inside the row loop instead made the SwiGLU kernel 3x slower.)
+
 // Why rows: decoding is memory-bound (every weight is read once a token),
 // so what matters is that decoding a block costs fewer instructions than
 // reading it. qrow_dot below is quant.cl's matrix-vector loop (vload16 of
@@ -153,6 +160,26 @@ inline float qrow_dot(const int code, __global const half *scales,
     return qd_hsum(acc + acc2);
 }
 
+// 1 / rms of a row x (D,), D % 16 == 0, in 16 lanes (cheap enough for
+// every work-item of qkv and swiglu to find it for itself).
+inline float qd_rstd(__global const float *x, const int D, const float eps) {
+    float16 acc = (float16)(0.0f);
+    for (int i = 0; i < D; i += 16) {
+        float16 v = vload16(0, x + i);
+        acc = v * v + acc;
+    }
+    return rsqrt(qd_hsum(acc) / D + eps);
+}
+
+// xg (B, D) = x * g, g (D,): layer 0's input times its norm's gain.
+// Global size (B * D,).
+__kernel void qdecode_gain(__global const float *x, __global const float *g,
+                           __global float *xg, const int B, const int D) {
+    int i = get_global_id(0);
+    if (i >= B * D) return;
+    xg[i] = x[i] * g[i % D];
+}
+
 // xn (B, D) = RMSNorm(x) * g, row by row, as rms_norm.cl's forward
 // computes it (row_rstd, then x * rstd * g). Global size (B * D / 32,):
 // a work-item writes one block of 32 values (each finds the row's rstd
@@ -171,10 +198,14 @@ __kernel void qdecode_norm(__global const float *x, __global const float *g,
 }
 
 // Stage 1 of a layer: the rows of [Wq; Wk; Wv] (each (., D), one format
-// each) times xn, two rows (one RoPE pair) per work-item: q (rotated) to
-// q (B, H d_k), k (rotated) and v to row pos of their cache (B, HKV, T, d_k).
-// Global size ((H + 2 HKV) d_k / 2,).
-WIDE __kernel void qdecode_qkv(__global const float *xn,
+// each) times xn = xg / rms(x) (xg = x * g, the norm's gain). A work-item
+// owns QKV_PAIRS RoPE pairs (two rows each; QKV_PAIRS pairs per work-item
+// for the reason of SWIGLU_ROWS below): q (rotated) to q (B, H d_k),
+// k (rotated) and v to row pos of their cache (B, HKV, T, d_k).
+// Global size (ceil((H + 2 HKV) d_k / 2 / QKV_PAIRS),).
+#define QKV_PAIRS 2   // inference/decode_quant.py: QKV_PAIRS
+WIDE __kernel void qdecode_qkv(__global const float *x,
+                               __global const float *xg, const float eps,
                                __global const half *q_scales,
                                __global const uchar *q_quants, const int q_code,
                                __global const half *k_scales,
@@ -186,43 +217,51 @@ WIDE __kernel void qdecode_qkv(__global const float *xn,
                                __global float *v_cache, const int B,
                                const int D, const int H, const int HKV,
                                const int dk, const int T, const int pos) {
-    int p = get_global_id(0);                        // the pair
-    if (p >= (H + 2 * HKV) * dk / 2) return;
-    int c = 2 * p;                       // its first row in [Wq; Wk; Wv]
-    int head = c / dk, d = c - head * dk;            // d even
+    int pairs = (H + 2 * HKV) * dk / 2;
+    int p0 = get_global_id(0) * QKV_PAIRS;
+    if (p0 >= pairs) return;
+    int p1 = p0 + QKV_PAIRS < pairs ? p0 + QKV_PAIRS : pairs;
     int nb = D / 32;
     __global const float *cs = table + (long)pos * dk;   // (d_k / 2, 2)
     for (int b = 0; b < B; b++) {
-        __global const float *xb = xn + (long)b * D;
-        if (head < H) {                              // a query pair: rotate
-            float x0 = qrow_dot(q_code, q_scales, q_quants, c, nb, xb);
-            float x1 = qrow_dot(q_code, q_scales, q_quants, c + 1, nb, xb);
-            float2 r = rope_pair(x0, x1, cs[d], cs[d + 1]);
-            __global float *qr = q + ((long)b * H + head) * dk + d;
-            qr[0] = r.x;
-            qr[1] = r.y;
-        } else if (head < H + HKV) {                 // a key pair: rotate
-            int row = c - H * dk;
-            float x0 = qrow_dot(k_code, k_scales, k_quants, row, nb, xb);
-            float x1 = qrow_dot(k_code, k_scales, k_quants, row + 1, nb, xb);
-            float2 r = rope_pair(x0, x1, cs[d], cs[d + 1]);
-            __global float *kr = k_cache +
-                (((long)b * HKV + head - H) * T + pos) * dk + d;
-            kr[0] = r.x;
-            kr[1] = r.y;
-        } else {                                     // a value pair, as it is
-            int row = c - (H + HKV) * dk;
-            __global float *vr = v_cache +
-                (((long)b * HKV + head - H - HKV) * T + pos) * dk + d;
-            vr[0] = qrow_dot(v_code, v_scales, v_quants, row, nb, xb);
-            vr[1] = qrow_dot(v_code, v_scales, v_quants, row + 1, nb, xb);
+        __global const float *xb = xg + (long)b * D;
+        float inv = qd_rstd(x + (long)b * D, D, eps);    // the norm's 1 / rms
+        for (int p = p0; p < p1; p++) {
+            int c = 2 * p;                   // the pair's first row of [Wq; Wk; Wv]
+            int head = c / dk, d = c - head * dk;        // d even
+            if (head < H) {                              // a query pair: rotate
+                float x0 = inv * qrow_dot(q_code, q_scales, q_quants, c, nb, xb);
+                float x1 = inv * qrow_dot(q_code, q_scales, q_quants, c + 1, nb,
+                                          xb);
+                float2 r = rope_pair(x0, x1, cs[d], cs[d + 1]);
+                __global float *qr = q + ((long)b * H + head) * dk + d;
+                qr[0] = r.x;
+                qr[1] = r.y;
+            } else if (head < H + HKV) {                 // a key pair: rotate
+                int row = c - H * dk;
+                float x0 = inv * qrow_dot(k_code, k_scales, k_quants, row, nb,
+                                          xb);
+                float x1 = inv * qrow_dot(k_code, k_scales, k_quants, row + 1,
+                                          nb, xb);
+                float2 r = rope_pair(x0, x1, cs[d], cs[d + 1]);
+                __global float *kr = k_cache +
+                    (((long)b * HKV + head - H) * T + pos) * dk + d;
+                kr[0] = r.x;
+                kr[1] = r.y;
+            } else {                                     // a value pair, as is
+                int row = c - (H + HKV) * dk;
+                __global float *vr = v_cache +
+                    (((long)b * HKV + head - H - HKV) * T + pos) * dk + d;
+                vr[0] = inv * qrow_dot(v_code, v_scales, v_quants, row, nb, xb);
+                vr[1] = inv * qrow_dot(v_code, v_scales, v_quants, row + 1, nb,
+                                       xb);
+            }
         }
     }
 }
 
-// out (B, N) (+)= a (B, K) W^T, W (N, K) quantised: the attention's output
-// projection and the FFN's down projection (accumulate = 1: the residual,
-// added in place) and the output head (accumulate = 0). Global size (N,).
+// out (B, N) (+)= a (B, K) W^T, W (N, K) quantised: the output head
+// (accumulate = 0; 1 adds to out). Global size (N,).
 WIDE __kernel void qdecode_matvec(__global const float *a,
                                   __global const half *scales,
                                   __global const uchar *quants, const int code,
@@ -238,9 +277,36 @@ WIDE __kernel void qdecode_matvec(__global const float *a,
     }
 }
 
-// Stage 4: hidden (B, F) = silu(xn Wg^T) * (xn Wu^T), Wg and Wu (F, D);
-// the gate as swiglu.cl computes it. Global size (F,).
-WIDE __kernel void qdecode_swiglu(__global const float *xn,
+// Stages 3 and 5: x (B, N) += a (B, K) W^T, W (N, K) quantised (the
+// attention's output projection, the FFN's down projection, each with its
+// residual), and xg = x * g, g (N,) the gain of the norm that reads x next.
+// Global size (N,).
+WIDE __kernel void qdecode_residual(__global const float *a,
+                                    __global const half *scales,
+                                    __global const uchar *quants,
+                                    const int code, __global float *x,
+                                    __global const float *g,
+                                    __global float *xg, const int B,
+                                    const int K, const int N) {
+    int r = get_global_id(0);
+    if (r >= N) return;
+    for (int b = 0; b < B; b++) {
+        float y = x[(long)b * N + r] +
+                  qrow_dot(code, scales, quants, r, K / 32, a + (long)b * K);
+        x[(long)b * N + r] = y;
+        xg[(long)b * N + r] = y * g[r];
+    }
+}
+
+// Stage 4: hidden (B, F) = silu(xn Wg^T) * (xn Wu^T), Wg and Wu (F, D),
+// xn = xg / rms(x) as in qdecode_qkv; the gate as swiglu.cl computes it.
+// A work-item owns SWIGLU_ROWS hidden units, so that finding 1 / rms(x)
+// costs it little next to its 2 SWIGLU_ROWS row products (one unit per
+// work-item: 30% more time than with a norm kernel of its own).
+// Global size (ceil(F / SWIGLU_ROWS),).
+#define SWIGLU_ROWS 4   // inference/decode_quant.py: SWIGLU_ROWS
+WIDE __kernel void qdecode_swiglu(__global const float *x,
+                                  __global const float *xg, const float eps,
                                   __global const half *g_scales,
                                   __global const uchar *g_quants,
                                   const int g_code,
@@ -248,14 +314,18 @@ WIDE __kernel void qdecode_swiglu(__global const float *xn,
                                   __global const uchar *u_quants,
                                   const int u_code, __global float *hidden,
                                   const int B, const int D, const int F) {
-    int r = get_global_id(0);
-    if (r >= F) return;
+    int r0 = get_global_id(0) * SWIGLU_ROWS;
+    if (r0 >= F) return;
+    int r1 = r0 + SWIGLU_ROWS < F ? r0 + SWIGLU_ROWS : F;
     int nb = D / 32;
     for (int b = 0; b < B; b++) {
-        __global const float *xb = xn + (long)b * D;
-        float gate = qrow_dot(g_code, g_scales, g_quants, r, nb, xb);
-        float up = qrow_dot(u_code, u_scales, u_quants, r, nb, xb);
-        hidden[(long)b * F + r] = silu(gate) * up;
+        __global const float *xb = xg + (long)b * D;
+        float inv = qd_rstd(x + (long)b * D, D, eps);    // the norm's 1 / rms
+        for (int r = r0; r < r1; r++) {
+            float gate = inv * qrow_dot(g_code, g_scales, g_quants, r, nb, xb);
+            float up = inv * qrow_dot(u_code, u_scales, u_quants, r, nb, xb);
+            hidden[(long)b * F + r] = silu(gate) * up;
+        }
     }
 }
 

@@ -9,6 +9,7 @@ writes into buffers its caller allocated (``quantized_decoder.py``'s
 each:
 
     x, xn     (B, D)            the residual rows, their RMS-normalised copy
+    xg        (B, D)            x times the gain of the norm that reads it
     q, o      (B, H * d_k)      the new query rows, the attention output
     k, v      (B, HKV, T, d_k)  the cache: T positions, T grows with the text
     hidden    (B, F)            the SwiGLU output
@@ -27,7 +28,10 @@ each:
 array([[10., 21.]], dtype=float32)
 """
 
-from netcl_lite.core.program import LOCAL_2D, launch, local_1d
+from netcl_lite.core.program import LOCAL_2D, ceil_div, launch, local_1d
+
+SWIGLU_ROWS = 4   # hidden units per work-item of qdecode_swiglu
+QKV_PAIRS = 2     # RoPE pairs (two rows each) per work-item of qdecode_qkv
 
 
 def embed(table, ids, x, B):
@@ -44,11 +48,18 @@ def norm(x, g, xn, B, D, eps):
            x, g, xn, B, D, eps)
 
 
-def qkv(xn, wq, wk, wv, table, q, k, v, B, H, HKV, dk, T, pos):
-    """q = RoPE(xn Wq^T); row pos of the caches: RoPE(xn Wk^T), xn Wv^T."""
-    n = (H + 2 * HKV) * dk // 2                        # one RoPE pair each
-    launch(xn.queue, "decode_quant", "qdecode_qkv", (n,), local_1d(n),
-           xn, wq.scales, wq.quants, wq.code, wk.scales, wk.quants, wk.code,
+def gain(x, g, xg, B, D):
+    """xg = x * g, row by row (x, xg (B, D), g (D,))."""
+    launch(x.queue, "decode_quant", "qdecode_gain", (B * D,), local_1d(B * D),
+           x, g, xg, B, D)
+
+
+def qkv(x, xg, eps, wq, wk, wv, table, q, k, v, B, H, HKV, dk, T, pos):
+    """q = RoPE(xn Wq^T); row pos of the caches: RoPE(xn Wk^T), xn Wv^T;
+    xn = RMSNorm(x) = xg / rms(x), xg = x * the norm's gain."""
+    n = ceil_div((H + 2 * HKV) * dk // 2, QKV_PAIRS)   # work-items
+    launch(x.queue, "decode_quant", "qdecode_qkv", (n,), local_1d(n),
+           x, xg, eps, wq.scales, wq.quants, wq.code, wk.scales, wk.quants, wk.code,
            wv.scales, wv.quants, wv.code, table, q, k, v, B, wq.cols, H, HKV,
            dk, T, pos)
 
@@ -68,9 +79,17 @@ def matvec(a, w, out, B, accumulate):
            w.cols, w.rows, int(bool(accumulate)))
 
 
-def swiglu(xn, w_gate, w_up, hidden, B):
-    """hidden (B, F) = silu(xn Wg^T) * (xn Wu^T), Wg and Wu (F, D)."""
-    n = w_gate.rows
-    launch(xn.queue, "decode_quant", "qdecode_swiglu", (n,), local_1d(n),
-           xn, w_gate.scales, w_gate.quants, w_gate.code, w_up.scales,
-           w_up.quants, w_up.code, hidden, B, w_gate.cols, n)
+def residual(a, w, x, g, xg, B):
+    """x (B, N) += a (B, K) W^T, then xg = x * g (the next norm's gain)."""
+    launch(a.queue, "decode_quant", "qdecode_residual", (w.rows,),
+           local_1d(w.rows), a, w.scales, w.quants, w.code, x, g, xg, B,
+           w.cols, w.rows)
+
+
+def swiglu(x, xg, eps, w_gate, w_up, hidden, B):
+    """hidden (B, F) = silu(xn Wg^T) * (xn Wu^T), Wg and Wu (F, D),
+    xn = xg / rms(x) as in ``qkv``."""
+    n = ceil_div(w_gate.rows, SWIGLU_ROWS)             # work-items
+    launch(x.queue, "decode_quant", "qdecode_swiglu", (n,), local_1d(n),
+           x, xg, eps, w_gate.scales, w_gate.quants, w_gate.code, w_up.scales,
+           w_up.quants, w_up.code, hidden, B, w_gate.cols, w_gate.rows)

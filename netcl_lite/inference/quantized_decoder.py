@@ -1,6 +1,6 @@
 """``QuantizedDecoder``: KV-cache generation for a decoder whose matrices
-stay in their GGUF blocks (chapter 14's SmolLM2), one token per step in 7
-launches per layer plus 3 (``kernels/decode_quant.cl``, launched by
+stay in their GGUF blocks (chapter 14's SmolLM2), one token per step in 5
+launches per layer plus 4 (``kernels/decode_quant.cl``, launched by
 ``decode_quant.py``).
 
 ``FusedDecoder`` (``decoder.py``) is the float32 version: its kernels read
@@ -92,6 +92,7 @@ class QuantizedDecoder:
         self.table = None
         self.x = Tensor.empty(q, (B, D))            # the residual stream
         self.xn = Tensor.empty(q, (B, D))           # ... normalised
+        self.xg = Tensor.empty(q, (B, D))           # ... times a norm's gain
         self.q = Tensor.empty(q, (B, self.H * self.dk))
         self.o = Tensor.empty(q, (B, self.H * self.dk))
         self.hidden = Tensor.empty(q, (B, self.F))
@@ -160,20 +161,21 @@ class QuantizedDecoder:
         H, HKV, dk, T, D = self.H, self.HKV, self.dk, self.T, self.D
         cl.enqueue_copy(self.queue, self.ids.buffer, ids)   # B ints, to device
         kernels.embed(w.emb, self.ids, self.x, B)
-        for L, (k, v) in zip(w.layers, self.caches):
-            kernels.norm(self.x, L.attn_norm, self.xn, B, D, L.attn_eps)
-            kernels.qkv(self.xn, L.wq, L.wk, L.wv, self.table, self.q, k, v,
-                        B, H, HKV, dk, T, pos)
+        kernels.gain(self.x, w.layers[0].attn_norm, self.xg, B, D)
+        gains = [L.attn_norm for L in w.layers[1:]] + [w.norm]  # what comes next
+        for L, (k, v), g_next in zip(w.layers, self.caches, gains):
+            kernels.qkv(self.x, self.xg, L.attn_eps, L.wq, L.wk, L.wv,
+                        self.table, self.q, k, v, B, H, HKV, dk, T, pos)
             if dk % 16 == 0:
                 kernels.attention(self.q, k, v, self.scores, self.o, B, H, HKV,
                                   dk, T, pos + 1, self.scale, self.window)
             else:
                 float_kernels.attention(self.q, k, v, self.o, B, H, HKV, dk,
                                         T, pos + 1, self.scale, self.window)
-            kernels.matvec(self.o, L.wo, self.x, B, accumulate=True)
-            kernels.norm(self.x, L.ffn_norm, self.xn, B, D, L.ffn_eps)
-            kernels.swiglu(self.xn, L.w_gate, L.w_up, self.hidden, B)
-            kernels.matvec(self.hidden, L.w_down, self.x, B, accumulate=True)
+            kernels.residual(self.o, L.wo, self.x, L.ffn_norm, self.xg, B)
+            kernels.swiglu(self.x, self.xg, L.ffn_eps, L.w_gate, L.w_up,
+                           self.hidden, B)
+            kernels.residual(self.hidden, L.w_down, self.x, g_next, self.xg, B)
         kernels.norm(self.x, w.norm, self.xn, B, D, w.norm_eps)
         kernels.matvec(self.xn, w.head, self.logits, B, accumulate=False)
         self.length = pos + 1
