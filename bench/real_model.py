@@ -22,11 +22,16 @@ round: a shared machine only ever adds time, and llama.cpp's threads spin
 while they wait, so they suffer from other load more than ours do. The
 load average is printed before and after.
 
+``--profile``: the device time of each kernel of one quantised decoding
+step after ``--prompt`` tokens (OpenCL profiling events, the best of 5
+steps), next to the step's wall time.
+
 ``--memory`` (alone, a fresh process): VmRSS after imports and the device,
 then after ``from_gguf`` and ``generate(max_new_tokens=32)`` with the
 file's memory map released; the difference and VmHWM.
 
     python bench/real_model.py [--rounds 3] [--prompt 512] [--decode 128]
+    python bench/real_model.py --profile [--prompt 512]
     python bench/real_model.py --memory [--path FILE.gguf]
 """
 
@@ -49,7 +54,8 @@ sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 import numpy as np  # noqa: E402
 
 from netcl_lite.core.device import manager  # noqa: E402
-from netcl_lite.core.roofline import copy_bandwidth  # noqa: E402
+from netcl_lite.core.roofline import (copy_bandwidth, profile,  # noqa: E402
+                                      profiling_queue)
 from netcl_lite.nn import decode  # noqa: E402
 from netcl_lite.nn.gguf_loader import read_gguf  # noqa: E402
 from netcl_lite.nn.hub import fetch  # noqa: E402
@@ -222,6 +228,36 @@ def bench(args):
     print(f"\nload average after: {os.getloadavg()[0]:.1f}")
 
 
+def profile_step(prompt, steps=5):
+    """Each kernel's device time in one decoding step after ``prompt``
+    tokens, and the wall time of a step."""
+    queue = profiling_queue(manager.default("cpu").queue)
+    model = DecoderLM.from_gguf(fetch(MODEL), queue)
+    ids = np.random.default_rng(0).integers(100, 49000, (1, prompt)).astype(
+        np.int32)                                            # (1, P)
+    cache = KVCache(len(model.blocks))
+    model.forward(ids, cache, last_only=True).value.to_host()
+    step = decode.decoder_for(model, 1, positions=prompt + 4 * steps)
+    step.start(cache)
+    found = profile(queue, lambda: step.step([ids[0, 0]]), steps=steps)
+    wall = float("inf")
+    for _ in range(steps):
+        start = time.perf_counter()
+        step.step([ids[0, 0]])
+        wall = min(wall, time.perf_counter() - start)
+    total = sum(k.seconds for k in found)
+    print(f"# one decoding step after {prompt} tokens ({type(step).__name__}); "
+          f"load average {os.getloadavg()[0]:.1f}\n")
+    print("| kernel | launches | device ms | share |")
+    print("|---|---|---|---|")
+    for k in found:
+        print(f"| {k.name} | {k.launches} | {k.seconds * 1e3:.2f} | "
+              f"{k.seconds / total:.0%} |")
+    print(f"\ndevice time {total * 1e3:.1f} ms in "
+          f"{sum(k.launches for k in found)} launches; wall {wall * 1e3:.1f} ms "
+          f"a step (best of {steps})")
+
+
 def memory(path, max_new_tokens=32):
     """VmRSS before and after loading and generating, in this process;
     returns the growth in MB (10^6 bytes), the unit of the goal."""
@@ -250,11 +286,14 @@ def main():
     parser.add_argument("--prompt", type=int, default=512)
     parser.add_argument("--decode", type=int, default=128)
     parser.add_argument("--memory", action="store_true")
+    parser.add_argument("--profile", action="store_true")
     parser.add_argument("--path", help="the GGUF file (default: the pinned "
                         "SmolLM2, fetched)")
     args = parser.parse_args()
     if args.memory:
         memory(pathlib.Path(args.path) if args.path else fetch(MODEL))
+    elif args.profile:
+        profile_step(args.prompt)
     else:
         bench(args)
 

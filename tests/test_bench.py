@@ -54,3 +54,19 @@ def test_the_floor_finds_every_product_of_a_training_step():
     per_layer = D * D + 2 * D * (D // 2) + D * D + 2 * D * F + F * D
     forward = 2 * T * (layers * per_layer + D * V)
     assert (count, flops) == (45, 3 * forward)
+
+
+def test_the_real_model_profile_lists_a_decoding_steps_kernels(smollm2_path):
+    """bench/real_model.py --profile: SmolLM2's quantised decoding step,
+    5 launches a layer plus 4, every kernel named with its device time."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    res = subprocess.run([sys.executable, "bench/real_model.py", "--profile",
+                          "--prompt", "16"], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    out = res.stdout
+    assert "(QuantizedDecoder)" in out
+    for name in ("qdecode_qkv", "qdecode_attention", "qdecode_residual",
+                 "qdecode_swiglu", "qdecode_matvec"):
+        assert f"| {name} |" in out, out
+    assert " in 154 launches; wall " in out, out      # 5 x 30 + 4

@@ -17,6 +17,34 @@ many positions again (at least 64), and doubles when full, up to
 8192 of them to write a sentence (SmolLM2: 377 MB). Doubling copies the
 cached rows once (``decode.cl: decode_load_cache``), so n tokens cost at
 most n copied rows in all.
+
+A one-layer decoder of random Q8_0 matrices (D 32, 2 query heads and 1
+kv head of 16, SwiGLU 64, 50 tokens), after a prompt of one position:
+
+>>> import numpy as np
+>>> from netcl_lite.core.device import manager
+>>> from netcl_lite.core.quantized import QuantizedWeight
+>>> from netcl_lite.core.tensor import Tensor
+>>> from netcl_lite.inference.decoder import DecoderWeights, LayerWeights
+>>> queue = manager.default("cpu").queue
+>>> rng = np.random.default_rng(0)
+>>> def m(rows, cols):                       # (out, in), as a file stores it
+...     w = rng.standard_normal((rows, cols)) / np.sqrt(cols)
+...     return QuantizedWeight.from_float(queue, w, "Q8_0")
+>>> g = Tensor.from_host(queue, np.ones(32))                  # norm gains
+>>> layer = LayerWeights(g, 1e-5, m(32, 32), m(16, 32), m(16, 32),
+...                      m(32, 32), g, 1e-5, m(64, 32), m(64, 32), m(32, 64))
+>>> table = m(50, 32)                        # embedding and tied head
+>>> weights = DecoderWeights(emb=table, layers=[layer], norm=g, norm_eps=1e-5,
+...                          head=table, n_heads=2, n_kv_heads=1,
+...                          max_seq_len=1000, rope_base=1e4, rope_scale=1.0)
+>>> steps = QuantizedDecoder(weights, batch=1)
+>>> kv = Tensor.from_host(queue, np.zeros((1, 1, 1, 16)))  # (B, HKV, P, d_k)
+>>> steps.start([(kv, kv)])
+>>> steps.T, steps.length           # room for 64 positions, 1 of them used
+(64, 1)
+>>> steps.step([7]).shape                     # token 7 at position 1: (B, V)
+(1, 50)
 """
 
 import numpy as np
