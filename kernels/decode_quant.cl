@@ -23,9 +23,14 @@
 // kernel that writes x writes xg = x * g beside it (one product a value),
 // and each work-item of qkv and swiglu finds 1 / rms(x) itself (D numbers
 // from L1, in 16 lanes: a tenth of its work). Measured on 2 shared cores,
-// a launch cost 0.02-0.3 ms of wall time between kernels, depending on
+// a launch cost 0.02-0.12 ms of wall time between kernels, depending on
 // the load; a separate norm kernel was 60 of them a token. (Multiplying
 // by g inside the row loop instead made the SwiGLU kernel 3x slower.)
+//
+// The simple rung is the layer-by-layer path: the same model through its
+// modules (quant_simple.cl with F.quantized_matmul(kernel="simple")).
+// tests/nn/test_quantized_decode.py checks these kernels against it and
+// against a numpy forward pass, in every block format.
 
 // Why rows: decoding is memory-bound (every weight is read once a token),
 // so what matters is that decoding a block costs fewer instructions than
