@@ -196,31 +196,41 @@ def _matmul(a):
                      + b_count * a["K"] * a["N"]))
 
 
+# The online softmax of each visible pair (query, key) costs SOFTMAX FLOPs on
+# top of the products: forward, the row max, - m, exp and the sum; backward,
+# - lse, exp, dP - Drow and * P. Per-row work (the rescale by alpha, at most
+# DV per row and block of 64 keys) is left out.
+SOFTMAX = 4
+
+
 def _attention_forward(a):
-    # per visible pair: the score q.k (2 D) and p v (2 DV); lse2 is (BH, Sq)
+    # per visible pair: the score q.k (2 D), the softmax, p v (2 DV); lse2 is
+    # (BH, Sq)
     BH, Sq, Sk, D, DV = a["BH"], a["Sq"], a["Sk"], a["D"], a["DV"]
     pairs = BH * _visible(Sq, Sk, a["causal"])
-    return (pairs * (2 * D + 2 * DV),
+    return (pairs * (2 * D + 2 * DV + SOFTMAX),
             FLOAT * (BH * Sq * (D + DV + 1) + BH // a["rep"] * Sk * (D + DV)))
 
 
 def _attention_dq(a):
-    # per pair: the score again (2 D), dP = dO . v (2 DV), dq += dS k (2 D);
-    # reads q, k (twice: panels and rows), v, o, dO, lse2; writes dq, drow
+    # per pair: the score again (2 D), dP = dO . v (2 DV), P and dS (SOFTMAX),
+    # dq += dS k (2 D); reads q, k (twice: panels and rows), v, o, dO, lse2;
+    # writes dq, drow
     BH, Sq, Sk, D, DV = a["BH"], a["Sq"], a["Sk"], a["D"], a["DV"]
     pairs = BH * _visible(Sq, Sk, a["causal"])
-    return (pairs * (4 * D + 2 * DV),
+    return (pairs * (4 * D + 2 * DV + SOFTMAX),
             FLOAT * (BH * Sq * (2 * D + 2 * DV + 2)
                      + BH // a["rep"] * Sk * (2 * D + DV)))
 
 
 def _attention_dkv(a):
-    # per pair: the score (2 D), dP (2 DV), dv += p dO (2 DV), dk += dS q (2 D);
-    # reads k, v, q and dO (each as panels and rows), lse2, drow; writes dk, dv
+    # per pair: the score (2 D), dP (2 DV), P and dS (SOFTMAX), dv += p dO
+    # (2 DV), dk += dS q (2 D); reads k, v, q and dO (each as panels and
+    # rows), lse2, drow; writes dk, dv
     BH = a["BHKV"] * a["rep"]
     Sq, Sk, D, DV = a["Sq"], a["Sk"], a["D"], a["DV"]
     pairs = BH * _visible(Sq, Sk, a["causal"])
-    return (pairs * (4 * D + 4 * DV),
+    return (pairs * (4 * D + 4 * DV + SOFTMAX),
             FLOAT * (BH * Sq * (2 * D + 2 * DV + 2)
                      + 2 * a["BHKV"] * Sk * (D + DV)))
 
