@@ -5,6 +5,9 @@
 #   make lab      open the chapters in JupyterLab
 #   make bench    benchmarks (ratios against numpy, torch, tiktoken)
 #   make test-intel  the library's kernel tests on Intel's OpenCL CPU runtime
+#   make system-deps Debian packages the course can use (PoCL, Chromium,
+#                    Oclgrind), installed only when you run this; it may ask
+#                    for root (sudo). Nothing else here does.
 
 # An active virtualenv, or an active conda env other than base, is used as
 # it is; otherwise everything goes into a local .venv.
@@ -18,16 +21,24 @@ endif
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.netcl_lite-installed
 
-.PHONY: install test test-intel course site pdf lab bench clean
+.PHONY: install system-deps test test-intel course site pdf lab bench clean
 
+# `make install` changes nothing outside $(VENV), for root too: when no
+# OpenCL device here compiles, tools/ensure_opencl.sh adds Intel's runtime
+# to the environment (pip) and says how to get Debian's PoCL instead.
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml Makefile tools/ensure_opencl.sh
 	@test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[dev]"
 	bash tools/ensure_opencl.sh $(PY)
 	@touch $(STAMP)
+
+# Debian's pocl-opencl-icd, chromium and oclgrind, each explained before it
+# is installed; packages already there are left alone.
+system-deps:
+	bash tools/system/debian_packages.sh
 
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with chapters/sanitize.cfg
 

@@ -6,6 +6,7 @@ notebook and compares the fresh outputs with the stored ones.
 """
 
 import importlib
+import inspect
 import json
 import pathlib
 import sys
@@ -13,6 +14,8 @@ import sys
 import jupytext
 import nbformat
 import pytest
+
+from netcl_lite.core.kernel_file import BufferOverrun, KernelBuildError
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CHAPTERS = ROOT / "chapters"
@@ -103,3 +106,66 @@ def test_every_chapter_has_solutions():
     main = [p.name[:2] for p in NOTEBOOKS if int(p.name[:2]) < APPENDIX_FROM]
     assert [n for n in have if int(n) < APPENDIX_FROM] == main
     assert set(have) <= {p.name[:2] for p in NOTEBOOKS}
+
+
+# Exercises in OpenCL C: the reader edits a stub chapters/exercises/chNN_*.cl;
+# the reference answer of the same name is in chapters/solutions/, and the
+# chapter's checks module has one check whose ``path`` defaults to the stub.
+KERNEL_STUBS = sorted((CHAPTERS / "exercises").glob("ch[0-9][0-9]_*.cl"))
+
+
+@pytest.fixture
+def kernel_check(request, monkeypatch):
+    """The check of a kernel exercise, run from chapters/ as a chapter is."""
+    stub = request.param
+    monkeypatch.syspath_prepend(str(CHAPTERS))
+    monkeypatch.chdir(CHAPTERS)
+    checks = importlib.import_module(f"checks.{stub.name[:4]}")
+    wanted = f"exercises/{stub.name}"
+    found = [f for name, f in vars(checks).items() if name.startswith("check_")
+             and "path" in inspect.signature(f).parameters
+             and inspect.signature(f).parameters["path"].default == wanted]
+    assert len(found) == 1, f"checks/{stub.name[:4]}.py: one check of {wanted}"
+    yield stub.name, found[0]
+    sys.modules.pop(f"checks.{stub.name[:4]}")
+
+
+def test_kernel_exercises_pair_up():
+    """Every stub has a reference answer and the other way round; there are
+    at least two, and each sits in a chapter that poses it."""
+    solutions = sorted((CHAPTERS / "solutions").glob("ch[0-9][0-9]_*.cl"))
+    assert len(KERNEL_STUBS) >= 2, KERNEL_STUBS
+    assert [p.name for p in KERNEL_STUBS] == [p.name for p in solutions]
+    for stub in KERNEL_STUBS:
+        twin = notebook(stub.name[2:4]).with_suffix(".md").read_text()
+        assert f'"exercises/{stub.name}")' in twin, f"no chapter poses {stub.name}"
+
+
+@pytest.mark.parametrize("kernel_check", KERNEL_STUBS, ids=lambda p: p.stem,
+                         indirect=True)
+def test_kernel_solution_passes(kernel_check):
+    """The reference kernel passes its check (small shapes, no timing: this
+    one also runs on Oclgrind, which checks every access)."""
+    name, check = kernel_check
+    check(f"solutions/{name}", time=False)
+
+
+@pytest.mark.parametrize("kernel_check", KERNEL_STUBS, ids=lambda p: p.stem,
+                         indirect=True)
+def test_kernel_stub_fails(kernel_check):
+    """The stub as the reader finds it does not pass: it fails to build, is
+    wrong, or writes past its buffers."""
+    name, check = kernel_check
+    with pytest.raises((AssertionError, KernelBuildError, BufferOverrun)):
+        check(f"exercises/{name}", time=False)
+
+
+@pytest.mark.parametrize("kernel_check", KERNEL_STUBS, ids=lambda p: p.stem,
+                         indirect=True)
+def test_kernel_check_times_the_solution(kernel_check, capsys):
+    """With timing, the check prints both device times and returns their
+    ratio."""
+    name, check = kernel_check
+    ratio = check(f"solutions/{name}")
+    assert 0 < ratio < float("inf")
+    assert "the library's" in capsys.readouterr().out

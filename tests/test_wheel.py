@@ -25,6 +25,8 @@ def test_wheel_ships_kernels_and_runs_section6(tmp_path):
     assert len(kernels) == len(on_disk) > 0, kernels
     assert {"netcl_lite/viz/static/player.css",
             "netcl_lite/viz/static/player.js"} <= set(names), names
+    # the site's scripts (site/_static) are the site build's, not the library's
+    assert not [n for n in names if n.endswith(".js") and "player" not in n], names
     subprocess.run(
         [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
          "--target", str(target), str(wheel)],

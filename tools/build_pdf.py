@@ -15,13 +15,16 @@ sphinx-mathjax-offline puts in the site. CHROMIUM names the browser (default
 
 import argparse
 import hashlib
-import importlib.util
 import os
 import pathlib
 import shutil
+import sys
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import build_site as site  # noqa: E402  (the sources, and the HTML build)
+
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                  "--disable-background-networking", "--no-first-run"]
@@ -43,17 +46,8 @@ FOOTER = ('<div style="font-size:8px;width:100%;text-align:center;'
           '</span></div>')
 
 
-def _builder():
-    spec = importlib.util.spec_from_file_location(
-        "build_site", ROOT / "tools" / "build_site.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def single_page(root, build_dir):
     """Build the course as one HTML page; return its path."""
-    site = _builder()
     build_dir.mkdir(parents=True, exist_ok=True)
     # the sources folder is the HTML build's: one build at a time
     with open(build_dir / ".site-build.lock", "w") as lock:
@@ -116,7 +110,6 @@ def build(root=ROOT, build_dir=None, pdf=None, browser=None, force=False):
     root = pathlib.Path(root).resolve()
     build_dir = pathlib.Path(build_dir or root / "_build").resolve()
     pdf = pathlib.Path(pdf or build_dir / "course.pdf").resolve()
-    site = _builder()
     digest = site.inputs_digest(root) + hashlib.sha256(
         pathlib.Path(__file__).read_bytes()).hexdigest()
     stamp = pdf.with_name(pdf.name + ".sha256")

@@ -9,7 +9,7 @@ A chapter asks for one by a tag on the cell that builds its player,
 ``live-NAME`` (NAME one of ``FIGURES``). tools/build_site.py then
 
 1. ``prepare``: writes the figures' files under ``BUILD/live/live``: the
-   page-side code (netcl_lite/viz/static/live/: ``live.js``, the shared
+   page-side code (site/_static/live/: ``live.js``, the shared
    contract, and ``NAME.js``, one per figure), js-tiktoken as one classic
    script (tools/vendor_js.py), and the vocabularies as classic scripts
    (``vocab/NAME.js``), which a page adds only when the reader picks one:
@@ -40,7 +40,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 import vendor_js  # noqa: E402
 
-STATIC = ROOT / "netcl_lite" / "viz" / "static" / "live"
+STATIC = ROOT / "site" / "_static" / "live"  # the page-side code
 FIGURES = ("bpe", "attention", "scaling", "rope", "online-softmax", "model")
 TITLES = {"bpe": "Tokenizer playground", "attention": "The worked example, editable",
           "scaling": "Scores and softmax against d_k", "rope": "RoPE at any position",

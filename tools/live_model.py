@@ -1,5 +1,5 @@
 """Chapter 09's trained model for the static course: the files that let the
-page run it (``netcl_lite/viz/static/live/model.js``, the ``model`` live
+page run it (``site/_static/live/model.js``, the ``model`` live
 figure of tools/live_figures.py).
 
 Executing chapter 09 writes ``figures/09_model.onnx`` (the trained model,

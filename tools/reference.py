@@ -38,7 +38,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGES = [
     ("core", "netcl_lite.core", ["device", "icd", "tensor", "pool", "program",
                                  "signature", "validate", "tensor_ops", "tune",
-                                 "roofline"]),
+                                 "roofline", "kernel_file"]),
     ("autograd", "netcl_lite.autograd", []),
     ("functional", "netcl_lite.functional", []),
     ("nn", "netcl_lite.nn", []),

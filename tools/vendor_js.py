@@ -120,7 +120,7 @@ def read(name, member):
 def cjs_bundle(modules, entry, global_name):
     """One classic script from CommonJS sources ({require name: source}):
     the entry module's exports become ``window[global_name]``."""
-    parts = ["(function () {", '"use strict";', "var defs = {}, cache = {};"]
+    parts = ["(function () {", '"use strict";', "const defs = {};", "const cache = {};"]
     for key, source in modules.items():
         parts.append(f"defs[{json.dumps(key)}] = function (module, exports, "
                      f"require) {{\n{source}\n}};")
@@ -128,7 +128,7 @@ def cjs_bundle(modules, entry, global_name):
         "function require(key) {",
         "  if (!(key in defs)) throw new Error('not bundled: ' + key);",
         "  if (!(key in cache)) {",
-        "    var module = {exports: {}};",
+        "    const module = {exports: {}};",
         "    cache[key] = module;",
         "    defs[key](module, module.exports, require);",
         "  }",

@@ -3,15 +3,19 @@
 Each check runs your function on a few inputs, compares the result with an
 independent computation (numpy, or the library's kernels) and raises an
 AssertionError that says what differs. It prints "Correct!" when all agree.
+``check_4(path)`` takes an OpenCL C file instead: it builds the kernel in it
+(``run_kernel_file``), runs it and compares it with float64 numpy.
 """
 
 import numpy as np
 
 import netcl_lite.functional as F
 from netcl_lite.core.device import manager
+from netcl_lite.core.kernel_file import run_kernel_file
+from netcl_lite.core.roofline import profile, profiling_queue
 from netcl_lite.core.tensor import Tensor
 
-from .common import as_array
+from .common import as_array, assert_close, kernel_time
 
 DOC_Q = np.array([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
 DOC_K = np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 2.0]])
@@ -87,3 +91,70 @@ def check_3(new_token_output):
             "attend to all four keys (its own included)"
         )
     print("Correct!")
+
+
+# (R, C) of check_4: a single value; odd sizes; 70 rows, so that 58 of the
+# 128 work-items (two groups of 64) are padding; rows longer than a group
+SOFTMAX_SHAPES = ((1, 1), (3, 5), (13, 37), (70, 8), (2, 300))
+SOFTMAX_TIMED = (4096, 512)     # check_4's timing: 8 MB in, 8 MB out
+
+
+def _softmax_rows(R, C, rng):
+    """(R, C) logits in float32: random rows, and among them a row of large
+    logits (exp overflows float32 without the max subtracted) and a row
+    with masked (-inf) keys, as chapter 04's causal mask makes."""
+    x = 3 * rng.standard_normal((R, C))
+    if R > 1:
+        x[1] += 200.0                          # exp(200) > float32's max
+    if R > 2 and C > 1:
+        x[2, 1::2] = -np.inf                   # masked keys weigh 0
+    return x.astype(np.float32)
+
+
+SOFTMAX_HINTS = {
+    1: "Row 1 holds logits near 200: exp(200) overflows float32, so "
+       "subtract the row's largest value first",
+    2: "Row 2 has -inf at its odd columns (masked keys): they weigh 0",
+}
+
+
+def _softmax64(x):
+    x = x.astype(np.float64)
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def check_4(path="exercises/ch04_row_softmax.cl", time=True):
+    """Your row_softmax kernel (in the file at ``path``) against float64
+    numpy on the shapes of SOFTMAX_SHAPES; then, with ``time``, its device
+    time against F.softmax's on SOFTMAX_TIMED rows. Returns the time
+    ratio (yours / the library's), or None without ``time``."""
+    rng = np.random.default_rng(44)
+    for R, C in SOFTMAX_SHAPES:
+        x = _softmax_rows(R, C, rng)
+        ran = run_kernel_file(path, "row_softmax", (R,),
+                              dict(x=x, y=np.full((R, C), np.nan), R=R, C=C))
+        try:
+            assert_close(ran["y"], _softmax64(x), "y", rtol=1e-4, atol=1e-6,
+                         hints=SOFTMAX_HINTS)
+        except AssertionError as err:
+            raise AssertionError(f"row_softmax on x of shape ({R}, {C}): "
+                                 f"{err}") from None
+    print(f"Correct: {len(SOFTMAX_SHAPES)} shapes agree with float64 numpy.")
+    return _softmax_time(path) if time else None
+
+
+def _softmax_time(path):
+    """Best device time of your kernel and of F.softmax, three rounds."""
+    R, C = SOFTMAX_TIMED
+    x = np.random.default_rng(45).standard_normal((R, C)).astype(np.float32)
+    timing = profiling_queue(manager.default("auto").queue)
+    x_device = Tensor.from_host(timing, x)
+    mine, rounds = np.inf, []
+    for _ in range(3):               # interleaved: load affects both alike
+        ran = run_kernel_file(path, "row_softmax", (R,),
+                              dict(x=x, y=np.empty_like(x), R=R, C=C),
+                              queue=timing, repeat=5)
+        mine = min(mine, ran.seconds)
+        rounds.append(profile(timing, lambda: F.softmax(x_device), steps=5))
+    return kernel_time("row_softmax", mine, rounds, f"{R} rows of {C}")

@@ -56,6 +56,26 @@ O200K_SPLIT_PATTERN = "|".join([
     r"""\s+""",
 ])
 
+# Two more splits that real models' files name (tokenizer.ggml.pre in a GGUF
+# file). SmolLM's cuts every digit off alone, then cuts the rest with GPT-2's
+# pattern; as one pattern, a digit is a chunk of its own, and a run of
+# whitespace just before a digit is cut as if the text ended there (GPT-2's
+# `\s++$`), so "a  1" gives "a", "  ", "1". Hugging Face spells it
+# Sequence[Digits(individual_digits=True), ByteLevel]; tests/text checks the
+# two cut alike.
+SMOLLM_SPLIT_PATTERN = (
+    r"""\p{N}|'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?[^\s\p{L}\p{N}]++"""
+    r"""|\s++(?:$|(?=\p{N}))|\s+(?!\S)|\s"""
+)
+
+# Llama 3's pattern, as Meta's tokenizer and its tokenizer.json spell it:
+# cl100k's idea, but whitespace before a newline goes with all the newlines
+# that follow (`\s*[\r\n]+`), and contractions are case-insensitive as a group
+LLAMA3_SPLIT_PATTERN = (
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"""
+    r"""| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
+
 # The same cuts for Python's `re`, which has no \p{L}: each pattern written
 # with its three classes spelled out as character ranges. `twin(pattern,
 # letters, digits, spaces)` fills them in; with [A-Za-z], [0-9] and ASCII's

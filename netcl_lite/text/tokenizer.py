@@ -14,6 +14,9 @@ Chapter 1 builds it from the pieces in this folder:
     pretrained.py  reading GPT-2 and tiktoken vocabulary files
     vocabularies.py  finding them by name (from_pretrained)
     tokenizer_json.py  Hugging Face's tokenizer.json, both ways
+    tokenizer_config.py  its tokenizer_config.json: chat template, named tokens
+    gguf_file.py   the tokenizer inside a GGUF model file
+    chat_template.py  a model's own chat template (chat.py uses it)
 
     >>> tok = BPETokenizer()
     >>> tok.train_from_iterator(["aaabdaaabac"], vocab_size=259)
@@ -32,6 +35,7 @@ ids too.
 """
 
 import numbers
+import pathlib
 from itertools import repeat
 from operator import add
 
@@ -41,11 +45,13 @@ from .batch import NONE, PairMemo, merge_packed
 from .cache import ChunkCache, pack, unpack
 from .encode import SHORT, merge_by_rank, merge_bytes_by_rank
 from .fileformat import read_bpe, write_bpe
+from .gguf_file import read_gguf_tokenizer
 from .patterns import GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN, check_pattern
 from .pretrained import (PairRanks, check_ranks, merges_from_ranks, read_gpt2,
                          read_tiktoken_ranks)
 from .special import allowed_specials, special_splitter
 from .split import Splitter, lone_surrogate_error
+from .tokenizer_config import end_ids, read_tokenizer_config
 from .tokenizer_json import every_split, read_tokenizer_json, write_tokenizer_json
 from .train import train_bpe
 from .vocabularies import find_files
@@ -59,14 +65,33 @@ class BPETokenizer:
     """Byte-level BPE: text -> regex chunks -> UTF-8 bytes -> merged token ids.
 
     Token ids: the 256 bytes, then merge i is token 256 + i, then the special
-    tokens at the ids they were registered with. (A `tokenizer.json` may
-    number its tokens otherwise; `from_tokenizer_json` keeps its ids.)
+    tokens at the ids they were registered with. (A `tokenizer.json` or a
+    GGUF file may number its tokens otherwise; `from_tokenizer_json` and
+    `from_gguf` keep its ids.)
+
+    A tokenizer read from a model's file (`from_gguf`, `from_tokenizer_json`)
+    also knows what the file says about its tokens; the course's own
+    tokenizers leave these empty:
+
+    - `chat_template`: the model's Jinja chat template, or None
+      (`ChatFormat` renders it);
+    - `special_ids`: the ids the file names, e.g. {"bos": 1, "eos": 2,
+      "unk": 0, "pad": 2} for SmolLM2;
+    - `end_of_text_id`, `end_of_turn_id`: the ids that end a document and a
+      chat turn (gguf_file.end_ids: SmolLM2's are 0, "<|endoftext|>", and
+      2, "<|im_end|>"), or None; `stop_ids` lists them for generation;
+    - `dropped_bytes`: the bytes its vocabulary lacks, which encoding drops
+      from the text, as the model's own tokenizers do (`b""` for the course's
+      tokenizers, which keep every byte).
     """
 
     def __init__(self, pattern=GPT4_SPLIT_PATTERN):
         self.pattern = check_pattern(pattern)
         self._split = Splitter(pattern)  # = regex.findall(pattern, text), faster
         self._special_tokens = {}  # str -> id
+        self.chat_template = None
+        self.special_ids = {}
+        self.end_of_text_id = self.end_of_turn_id = None
         self._set_merges([], range(256))
 
     def _set_merges(self, merges, byte_ids):
@@ -78,7 +103,7 @@ class BPETokenizer:
             raise ValueError(f"the merge {twice} appears twice; the second copy "
                              "could never produce its token")
         self._token_ranks = None
-        self.byte_ids = list(byte_ids)
+        self._set_byte_ids(byte_ids)
         self._ranks = {pair: 256 + i for i, pair in enumerate(self._merges)}
         self._made = None  # merge i makes token 256 + i: its rank is its id
         vocab = {idx: bytes([b]) for b, idx in enumerate(self.byte_ids)}
@@ -91,10 +116,11 @@ class BPETokenizer:
 
         vocab {id: bytes} holds every regular token, merges [(left, right),
         ...] are in rank order and made[rank] is the id merge `rank` makes.
+        byte_ids[b] is None where the vocabulary lacks the byte b.
         """
         self._merges = [tuple(pair) for pair in merges]
         self._token_ranks = None
-        self.byte_ids = list(byte_ids)
+        self._set_byte_ids(byte_ids)
         if all(a < b for a, b in zip(made, made[1:])):
             # ids grow with the rank, so the id itself can stand for the rank
             self._ranks = dict(zip(self._merges, made))
@@ -114,11 +140,43 @@ class BPETokenizer:
         """
         self._merges = None
         self._token_ranks = token_ranks
-        self.byte_ids = [token_ranks[bytes([b])] for b in range(256)]
+        self._set_byte_ids([token_ranks[bytes([b])] for b in range(256)])
         vocab = {rank: token for token, rank in token_ranks.items()}
         self._ranks = PairRanks(token_ranks, vocab)
         self._made = None
         self._set_vocab(vocab)
+
+    def _set_byte_ids(self, byte_ids):
+        """byte_ids[b]: the id of the byte b, or None where a real model's
+        vocabulary lacks it (then encoding drops that byte from the text)."""
+        self.byte_ids = list(byte_ids)
+        self._dropped = bytes(b for b, idx in enumerate(self.byte_ids) if idx is None)
+        # what merging reads: a missing byte never gets there, any id will do
+        self._byte_table = [0 if idx is None else idx for idx in self.byte_ids]
+
+    @property
+    def dropped_bytes(self):
+        """The bytes the vocabulary lacks, which `encode` drops (usually none).
+
+        SmolLM2's vocabulary lacks 21 bytes, among them 0x04 and 0xF5-0xFF.
+        Its own tokenizers (transformers, llama.cpp) drop such a byte, so
+        ``"a\\x04b"`` encodes as the ids of ``"a"`` and ``"b"``; so does
+        this one, to give the model the ids it was trained on. Decoding then
+        cannot give the byte back. Like transformers, it drops the byte before
+        merging, so that its neighbours in a chunk may merge
+        (``"!\\x04!"`` gives the one id of ``"!!"``); llama.cpp drops it
+        after merging and gives two. Every tokenizer trained or saved by this
+        library keeps all 256 bytes.
+        """
+        return self._dropped
+
+    @property
+    def stop_ids(self):
+        """The end-of-turn, end-of-text and eos ids of a model's file, each
+        once (a tuple); () for the course's own tokenizers. Generation stops
+        at any of them."""
+        ids = (self.end_of_turn_id, self.end_of_text_id, self.special_ids.get("eos"))
+        return tuple(dict.fromkeys(idx for idx in ids if idx is not None))
 
     @property
     def merges(self):
@@ -285,11 +343,13 @@ class BPETokenizer:
         """New chunks -> their packed ids: enough short ones are merged
         together (batch.py), the rest one by one."""
         raws = [chunk.encode("utf-8") for chunk in chunks]
+        if self._dropped:  # bytes the vocabulary lacks: gone before merging
+            raws = [raw.translate(None, self._dropped) for raw in raws]
         short = [0 < len(raw) <= SHORT for raw in raws]
         if sum(short) < _BATCH:
             return [pack(self._merge_bytes(raw)) for raw in raws]
         merged = iter(merge_packed([raw for raw, s in zip(raws, short) if s],
-                                   self.byte_ids, *self._batch_model()))
+                                   self._byte_table, *self._batch_model()))
         return [next(merged) if s else pack(self._merge_bytes(raw))
                 for raw, s in zip(raws, short)]
 
@@ -321,7 +381,7 @@ class BPETokenizer:
         """One chunk's UTF-8 bytes -> its ids, merged by rank."""
         if self._token_ranks is not None and len(raw) <= SHORT:
             return merge_bytes_by_rank(raw, self._token_ranks)  # tiktoken's form
-        byte_ids = self.byte_ids
+        byte_ids = self._byte_table
         return merge_by_rank(list(map(byte_ids.__getitem__, raw)),
                              self._ranks, self._made)
 
@@ -399,7 +459,8 @@ class BPETokenizer:
         if self._merges is None:
             return True  # a tiktoken vocabulary: ranks 0, 1, 2, ... (check_ranks)
         n = 256 + len(self._merges)
-        return (sorted(self.byte_ids) == list(range(256)) and len(self._vocab) == n
+        return (not self._dropped and sorted(self.byte_ids) == list(range(256))
+                and len(self._vocab) == n
                 and self._regular_size == n
                 and all(self._ranks[pair] == 256 + i
                         for i, pair in enumerate(self._merges)))
@@ -425,11 +486,17 @@ class BPETokenizer:
     def from_tokenizer_json(cls, path):
         """A byte-level BPE in Hugging Face's tokenizer.json form, with its ids.
 
-        Reads the ByteLevel pre-tokenizer, or a Split regex before it (Llama 3,
-        Qwen2), `added_tokens` as special tokens and `ignore_merges`; anything
-        else that could change the ids raises a ValueError naming the field
-        (see tokenizer_json.py). `encode(text, allowed_special="all")` then
-        gives `tokenizers`' `encode(text, add_special_tokens=False).ids`.
+        Reads the ByteLevel pre-tokenizer, or a Split regex (Llama 3, Qwen2)
+        or Digits (SmolLM) before it, `added_tokens` as special tokens and
+        `ignore_merges`; anything else that could change the ids raises a
+        ValueError naming the field (see tokenizer_json.py). `encode(text,
+        allowed_special="all")` then gives `tokenizers`' `encode(text,
+        add_special_tokens=False).ids`. Bytes the vocabulary lacks are
+        dropped from the text, as `tokenizers` does (`dropped_bytes`).
+
+        A `tokenizer_config.json` beside it gives the chat template (or a
+        `chat_template.jinja` there) and the named tokens (`special_ids`):
+        tokenizer_config.py.
         """
         model = read_tokenizer_json(path)
         tok = cls(model.pattern)
@@ -440,7 +507,61 @@ class BPETokenizer:
             tok._register_special_tokens(model.special_tokens, shared=True)
         except ValueError as e:
             raise ValueError(f"{path}: {e}") from None
+        by_bytes = None
+
+        def id_of(text):  # a token named in tokenizer_config.json, by its text
+            nonlocal by_bytes
+            if text in tok._special_tokens:
+                return tok._special_tokens[text]
+            if by_bytes is None:
+                by_bytes = {raw: idx for idx, raw in tok._vocab.items()}
+            return by_bytes.get(text.encode("utf-8", errors="replace"))
+
+        template, special_ids = read_tokenizer_config(pathlib.Path(path).parent,
+                                                      id_of)
+        tok._set_model_facts(template, special_ids)
         return tok
+
+    @classmethod
+    def from_gguf(cls, path):
+        """The tokenizer inside a GGUF model file, with the model's own ids.
+
+        Reads tokens, merges, token types, the split (`tokenizer.ggml.pre`:
+        "smollm", "gpt2" or "llama-bpe"), control and user-defined tokens as
+        special tokens, the ids the file names and the chat template, with
+        the `gguf` package (gguf_file.py). `path` may also be a
+        `gguf.GGUFReader` that is open already, so that a model and its
+        tokenizer read the file once. A tokenizer of another kind
+        (SentencePiece), an unknown split, a missing or mistyped field or a
+        merge of tokens the file lacks raises a ValueError naming it.
+
+        `encode(text)` keeps special-token strings as text, `encode(text,
+        allowed_special="all")` gives transformers' ids for the same file.
+        Bytes the vocabulary lacks are dropped (`dropped_bytes`).
+
+        >>> path = "SmolLM2-135M-Instruct.Q4_1.gguf"
+        >>> tok = BPETokenizer.from_gguf(path)          # doctest: +SKIP
+        >>> tok.encode("Hi 2026")                       # doctest: +SKIP
+        [26843, 216, 34, 32, 34, 38]
+        >>> tok.end_of_text_id, tok.end_of_turn_id      # doctest: +SKIP
+        (0, 2)
+        """
+        model = read_gguf_tokenizer(path)
+        tok = cls(model.pattern)
+        tok._set_bpe(model.vocab, model.byte_ids, model.merges, model.made)
+        if model.ignore_merges:
+            tok._use_whole_tokens(model.whole)
+        # each is also the regular token of its own text (gguf_file.py)
+        tok._register_special_tokens(model.special_tokens, shared=True)
+        tok._set_model_facts(model.chat_template, model.special_ids)
+        return tok
+
+    def _set_model_facts(self, chat_template, special_ids):
+        """What a model's file says beyond the vocabulary (see the class)."""
+        self.chat_template = chat_template
+        self.special_ids = dict(special_ids)
+        self.end_of_text_id, self.end_of_turn_id = end_ids(self._special_tokens,
+                                                           self.special_ids)
 
     @classmethod
     def from_pretrained(cls, name, directory=None):

@@ -7,10 +7,14 @@ same things as the course's own file, spelled differently:
 - `pre_tokenizer`: the split. `ByteLevel` alone cuts with GPT-2's regex
   (HF's spelling of it cuts exactly like GPT2_SPLIT_PATTERN); Llama 3 and
   Qwen2 put a `Split` with their own regex before a `ByteLevel` that only
-  maps bytes to characters (`use_regex: false`).
+  maps bytes to characters (`use_regex: false`); SmolLM puts `Digits`
+  (every digit alone) before GPT-2's (SMOLLM_SPLIT_PATTERN).
 - `model.vocab`: token -> id, each token spelled with GPT-2's printable
   stand-ins for bytes (pretrained.bytes_to_unicode: the space byte is "Ġ").
-  The 256 single bytes may have any ids; Tekken's start at 1000.
+  The 256 single bytes may have any ids; Tekken's start at 1000. A real
+  vocabulary may lack some bytes (SmolLM2 lacks 21): `tokenizers` drops
+  such a byte from the text, unless `model.unk_token` is set, and so does
+  the tokenizer here (a file with both is refused).
 - `model.merges`: "left right" (or ["left", "right"]) in rank order. A merge
   makes the token left + right, whatever its id; several merges may make
   the same token (Llama 3's do, because its vocabulary came from tiktoken).
@@ -38,7 +42,7 @@ import regex
 
 from .oniguruma import to_oniguruma, to_regex
 from .patterns import (GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN, MAX_PATTERN_CHARS,
-                       O200K_SPLIT_PATTERN, check_pattern)
+                       O200K_SPLIT_PATTERN, SMOLLM_SPLIT_PATTERN, check_pattern)
 from .pretrained import bytes_to_unicode
 
 # HF's ByteLevel pre-tokenizer regex (use_regex: true). It cuts exactly as
@@ -92,7 +96,7 @@ def read_tokenizer_json(path):
     except _RepeatedKey as e:
         raise ValueError(f"{path}: the key {e.args[0]!r} appears twice in one "
                          "JSON object") from None
-    reader = _Reader(path)
+    reader = FieldReader(path)
     if not isinstance(data, dict):
         reader.fail("", f"expected a JSON object, got {type(data).__name__}")
     unknown = sorted(set(data) - _TOP_LEVEL)
@@ -129,7 +133,7 @@ def _no_repeated_keys(pairs):
     return out
 
 
-class _Reader:
+class FieldReader:
     """Error messages that name the file and the field."""
 
     def __init__(self, path):
@@ -199,9 +203,20 @@ def _read_pre_tokenizer(reader, pre):
     if kinds == ["ByteLevel"]:
         return _byte_level(reader, steps[0], f"{field}.pretokenizers[0]",
                            alone=True)
+    if kinds == ["Digits", "ByteLevel"]:  # SmolLM's: every digit alone first
+        if not reader.flag(steps[0], "individual_digits", f"{field}.pretokenizers[0]"):
+            reader.fail(f"{field}.pretokenizers[0].individual_digits", "is false; "
+                        "this reads Digits that split every digit alone")
+        pattern = _byte_level(reader, steps[1], f"{field}.pretokenizers[1]",
+                              alone=True)
+        if pattern != GPT2_SPLIT_PATTERN:
+            reader.fail(f"{field}.pretokenizers[1].use_regex", "is false after "
+                        "Digits; this reads Digits, then GPT-2's split")
+        return SMOLLM_SPLIT_PATTERN
     if kinds != ["Split", "ByteLevel"]:
         reader.fail(f"{field}.pretokenizers", f"are {kinds}; this reads "
-                    "['ByteLevel'] or ['Split', 'ByteLevel']")
+                    "['ByteLevel'], ['Split', 'ByteLevel'] or "
+                    "['Digits', 'ByteLevel']")
     pattern = _split(reader, steps[0], f"{field}.pretokenizers[0]")
     _byte_level(reader, steps[1], f"{field}.pretokenizers[1]", alone=False)
     return pattern
@@ -293,7 +308,7 @@ def _read_model(reader, model):
         if model.get(key) not in (None, ""):
             reader.fail(f"model.{key}", f"is {model[key]!r}; byte-level BPE "
                         "marks no subwords")
-    reader.flag(model, "fuse_unk", "model")  # no unknown token can occur: see below
+    reader.flag(model, "fuse_unk", "model")  # no unknown token occurs: see unk_token
     ignore_merges = reader.flag(model, "ignore_merges", "model")
 
     strings = reader.object(model.get("vocab"), "model.vocab")  # str -> id
@@ -312,23 +327,51 @@ def _read_model(reader, model):
                 reader.fail(f"model.vocab[{text[:40]!r}]", f"repeats the id {idx} "
                             f"of {owner[idx][:40]!r}")
             owner[idx] = text
+    unk = model.get("unk_token")
+    vocab, whole, byte_ids = byte_level_vocab(reader, strings, "model.vocab")
+    if unk is not None and None in byte_ids:
+        missing = byte_ids.index(None)
+        reader.fail("model.unk_token", f"is {unk!r} and model.vocab has no token "
+                    f"for the byte 0x{missing:02X}; tokenizers would put the "
+                    "unknown token in its place, which this tokenizer does not "
+                    "do (it drops such a byte, as tokenizers does without one)")
+    merges, made = read_merges(reader, model.get("merges"), strings, "model.merges",
+                               "model.vocab")
+    return vocab, byte_ids, merges, made, ignore_merges, whole, strings
+
+
+def byte_level_vocab(reader, strings, field):
+    """{spelling: id} -> ({id: bytes}, [ids spelled in bytes], byte_ids).
+
+    A token spelled only in GPT-2's stand-ins for bytes is those bytes; any
+    other (a control token such as "<｜end▁of▁sentence｜>") is its own text
+    in UTF-8, as `tokenizers` decodes it. byte_ids[b] is the id of the byte
+    b, or None where the vocabulary has no such token: a real model's
+    vocabulary may lack bytes that its training text never held (SmolLM2
+    lacks 21, among them 0x04 and 0xF5-0xFF), and `tokenizers` and llama.cpp
+    then drop that byte from the text. The tokenizer does the same, as
+    `tokenizers` does it (`BPETokenizer.dropped_bytes`).
+    """
     vocab, whole = {}, []  # id -> bytes; the ids spelled in bytes
     for text, idx in strings.items():
         if _NOT_BYTE_LEVEL.search(text) is None:
             vocab[idx] = text.translate(_TO_LATIN1).encode("latin-1")
             whole.append(idx)
         else:  # not spelled in bytes: tokenizers decodes it as its text
-            vocab[idx] = _utf8(reader, text, f"model.vocab[{text[:40]!r}]")
-    byte_ids = []  # byte_ids[b]: the id of the byte b
-    for b, char in enumerate(_ALPHABET):
-        if char not in strings:
-            reader.fail("model.vocab", f"has no token for the byte 0x{b:02X} "
-                        f"({char!r}); tokenizers would drop or replace that byte")
-        byte_ids.append(strings[char])
+            vocab[idx] = _utf8(reader, text, f"{field}[{text[:40]!r}]")
+    byte_ids = [strings.get(char) for char in _ALPHABET]  # None: a missing byte
+    return vocab, whole, byte_ids
 
-    merges_in = model.get("merges")
+
+def read_merges(reader, merges_in, strings, field, vocab_field):
+    """The merges, "left right" or ["left", "right"], as ids in rank order.
+
+    Returns (merges, made): merges[rank] = (left id, right id), and
+    made[rank] the id of the token left + right. A merge of tokens that
+    are not in the vocabulary, or whose result is not, raises ValueError.
+    """
     if not isinstance(merges_in, list):
-        reader.fail("model.merges", f"must be a list, got {_kind(merges_in)}")
+        reader.fail(field, f"must be a list, got {_kind(merges_in)}")
     merges, made = [], []
     for i, merge in enumerate(merges_in):
         kind = type(merge)
@@ -338,27 +381,26 @@ def _read_model(reader, model):
             merges.append((strings[left], strings[right]))
             made.append(strings[left + right])
         except (ValueError, KeyError, TypeError):
-            _bad_merge(reader, i, merge, strings)
+            _bad_merge(reader, f"{field}[{i}]", merge, strings, vocab_field)
     if len(set(merges)) != len(merges):
         seen = {}
         for i, pair in enumerate(merges):
             if pair in seen:
-                reader.fail(f"model.merges[{i}]", f"repeats model.merges[{seen[pair]}]"
-                            f" {merges_in[i]!r}")
+                reader.fail(f"{field}[{i}]", f"repeats {field}[{seen[pair]}] "
+                            f"{merges_in[i]!r}")
             seen[pair] = i
-    return vocab, byte_ids, merges, made, ignore_merges, whole, strings
+    return merges, made
 
 
-def _bad_merge(reader, i, merge, strings):
+def _bad_merge(reader, field, merge, strings, vocab_field):
     parts = merge.split(" ") if isinstance(merge, str) else merge
     if (not isinstance(parts, list) or len(parts) != 2
             or not all(isinstance(p, str) and p for p in parts)):
-        reader.fail(f"model.merges[{i}]", f'must be "left right" or '
+        reader.fail(field, f'must be "left right" or '
                     f'["left", "right"], got {str(merge)[:60]!r}')
     for part in (*parts, parts[0] + parts[1]):
         if part not in strings:
-            reader.fail(f"model.merges[{i}]", f"{merge!r}: {part[:40]!r} is not in "
-                        "model.vocab")
+            reader.fail(field, f"{merge!r}: {part[:40]!r} is not in {vocab_field}")
 
 
 def _read_added_tokens(reader, added, strings, vocab):
@@ -451,6 +493,9 @@ def write_tokenizer_json(path, pattern, vocab, merges, special_tokens,
                   "trim_offsets": True, "use_regex": True}
     if pattern == GPT2_SPLIT_PATTERN:
         pre_tokenizer = byte_level
+    elif pattern == SMOLLM_SPLIT_PATTERN:  # as SmolLM's own file spells it
+        pre_tokenizer = {"type": "Sequence", "pretokenizers": [
+            {"type": "Digits", "individual_digits": True}, byte_level]}
     else:
         pre_tokenizer = {"type": "Sequence", "pretokenizers": [
             {"type": "Split", "pattern": {"Regex": to_oniguruma(pattern)},

@@ -213,6 +213,10 @@ def _form(formed, pair, freq, i):
 
 
 def _progress_bar(total):
-    from tqdm.auto import tqdm  # imported here: only needed for show_progress
+    try:  # imported here: only needed for show_progress
+        from tqdm.auto import tqdm
+    except ImportError as err:
+        raise ImportError("show_progress=True draws a tqdm bar: pip install "
+                          "'netcl_lite[course]'") from err
 
     return tqdm(total=total, desc="BPE merges", unit="merge")

@@ -41,8 +41,15 @@ import itertools
 import json
 import re
 
-import matplotlib.figure
-import PIL.Image
+# matplotlib, Pillow and ipywidgets come with the course's extra; the
+# core library needs none of them
+_COURSE_EXTRA = "pip install 'netcl_lite[course]'"
+try:
+    import matplotlib.figure
+    import PIL.Image
+except ImportError as err:
+    raise ImportError(f"netcl_lite.viz draws with matplotlib and Pillow "
+                      f"({err.name} is missing): {_COURSE_EXTRA}") from err
 
 _NAME = re.compile(r"^[a-z][a-z0-9-]*$")
 
@@ -232,7 +239,11 @@ class Player:
 
     def widget(self):
         """ipywidgets controls and an image; each change calls draw again."""
-        import ipywidgets as W
+        try:
+            import ipywidgets as W
+        except ImportError as err:
+            raise ImportError("live controls need ipywidgets: "
+                              f"{_COURSE_EXTRA}") from err
 
         boxes = {}
         for key, c in self.controls.items():

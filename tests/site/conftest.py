@@ -1,5 +1,6 @@
-"""Fixtures for the course site: a built site (rebuilt when stale), a
-loopback HTTP server over it, and headless Chromium with the network cut.
+"""Fixtures for the course site: the build tools (``tool``), a built site
+(rebuilt when stale), a loopback HTTP server over it, and headless Chromium
+with the network cut.
 
 COURSE_SITE_ROOT=DIR tests a site built from another tree's chapters (the
 build then goes to DIR/_build). COURSE_REQUIRE_BROWSER=1 (set by .ci/run)
@@ -8,10 +9,11 @@ turns a missing Chromium into a failure instead of a skip.
 
 import functools
 import http.server
-import importlib.util
+import importlib
 import os
 import pathlib
 import shutil
+import sys
 import threading
 import urllib.parse
 import urllib.request
@@ -30,18 +32,25 @@ CHROMIUM_ARGS = [
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
-def _load_builder():
-    spec = importlib.util.spec_from_file_location(
-        "build_site", REPO / "tools" / "build_site.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def load_tool(name):
+    """tools/NAME.py as a module (the tools import each other by name, as
+    they do when run as scripts)."""
+    tools = str(REPO / "tools")
+    if tools not in sys.path:
+        sys.path.insert(0, tools)
+    return importlib.import_module(name)
 
 
 @pytest.fixture(scope="session")
-def site_html():
+def tool():
+    """``tool("build_site")``: a module of tools/."""
+    return load_tool
+
+
+@pytest.fixture(scope="session")
+def site_html(tool):
     """_build/html, built (or rebuilt, when an input changed) first."""
-    index = _load_builder().build(ROOT, ROOT / "_build", quiet=True)
+    index = tool("build_site").build(ROOT, ROOT / "_build", quiet=True)
     return index.parent
 
 
@@ -169,3 +178,16 @@ def disk(browser, site_html):
     yield context
     context.close()
 
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed test that used a Jupyter server (tests/site/test_lab.py's
+    Server, alone or in a tuple) shows the server's log."""
+    report = (yield).get_result()
+    if not report.failed:
+        return
+    for value in getattr(item, "funcargs", {}).values():
+        for obj in value if isinstance(value, tuple) else (value,):
+            if hasattr(obj, "log_text"):
+                report.sections.append(("Jupyter server log", obj.log_text()))

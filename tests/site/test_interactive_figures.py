@@ -183,3 +183,40 @@ def test_players_fit_the_budget(pages, site_html):
             start = html.index(f'class="nl-player" id="{pid}"')
             end = html.index("})();</script></div>", start)
             assert end - start < 2_000_000, f"{pid}: {end - start} bytes"
+
+
+def test_a_player_made_now_works_offline(disk_context, tmp_path):
+    """The library's current player.js, in a player made here (the stored
+    chapters hold the script of the run that made them): every control of a
+    two-control player moved, each move a new picture, no console error."""
+    from netcl_lite.viz import player
+
+    def draw(fig, slope, style):
+        ax = fig.add_subplot()
+        ax.plot([0, 1], [0, slope], style)
+        ax.set_ylim(-2, 2)
+
+    p = player(draw, {"slope": [-1, 0, 1], "style": ["-", "--"]}, name="fresh",
+               title="A line", start={"slope": 1}, figsize=(2, 1.5), dpi=40)
+    path = tmp_path / "player.html"
+    path.write_text(f"<!doctype html><html><body>{p.html()}</body></html>",
+                    encoding="utf-8")
+    page = disk_context.new_page()
+    errors = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(f"pageerror: {e}"))
+    page.goto(path.as_uri(), wait_until="load")
+    handle = page.locator("#fresh").element_handle()
+
+    def state():
+        return page.evaluate(STATE, handle)
+
+    controls = page.evaluate(CONTROLS, handle)
+    assert [c["tag"] for c in controls] == ["input", "select"]
+    for control in controls:
+        _move(page, control, state)
+    page.fill("#fresh-0", "0")
+    assert state()["alt"] == "A line: slope = -1, style = -"
+    assert state()["outputs"] == ["-1"]
+    page.close()
+    assert not errors, errors

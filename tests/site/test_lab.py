@@ -5,6 +5,9 @@ started through the server (REST API + kernel websocket).
 
 COURSE_LAB_CHAPTER=NN picks the chapter (default: the one with the least
 code). The copy keeps the repository clean: chapters may write files.
+Each phase has its own limit (the server SERVER_LIMIT, a notebook's kernel
+KERNEL_LIMIT, a cell CELL_TIMEOUT), and a test that fails prints the
+server's log.
 """
 
 import datetime
@@ -27,7 +30,9 @@ ROOT = pathlib.Path(os.environ.get("COURSE_SITE_ROOT", REPO)).resolve()
 # The same settings `make lab` passes (see the Makefile); the root folder is
 # overridden with the temporary copy.
 LAB_CONFIG = REPO / "tools" / "lab" / "jupyter_lab_config.py"
-CELL_TIMEOUT = 120
+SERVER_LIMIT = 60   # s: the server answers
+KERNEL_LIMIT = 120  # s: a notebook's kernel is connected and idle
+CELL_TIMEOUT = 120  # s: one cell runs
 
 
 def chapter_code(path):
@@ -79,7 +84,8 @@ class Server:
                    JUPYTER_RUNTIME_DIR=str(tmp / "runtime"),
                    IPYTHONDIR=str(tmp / "ipython"),
                    MPLBACKEND="agg")
-        self.log = open(tmp / "server.log", "w")
+        self.log_path = tmp / "server.log"
+        self.log = open(self.log_path, "w")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "jupyterlab", "--no-browser",
              "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={self.port}",
@@ -89,7 +95,7 @@ class Server:
              f"--ServerApp.root_dir={root}",
              *(["--allow-root"] if os.geteuid() == 0 else [])],
             cwd=root, env=env, stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + SERVER_LIMIT
         while True:
             try:
                 self.get("/api/status")
@@ -97,9 +103,53 @@ class Server:
             except (urllib.error.URLError, ConnectionError):
                 if self.proc.poll() is not None or time.monotonic() > deadline:
                     self.stop()
-                    raise RuntimeError("Jupyter server did not start:\n"
-                                       + (tmp / "server.log").read_text())
+                    raise RuntimeError(f"Jupyter server did not answer within "
+                                       f"{SERVER_LIMIT} s:\n{self.log_text()}")
                 time.sleep(0.3)
+
+    def log_text(self):
+        """What the server has logged (a failed test that used it shows
+        this: tests/site/conftest.py)."""
+        if not self.log.closed:
+            self.log.flush()
+        return self.log_path.read_text(encoding="utf-8", errors="replace")
+
+    def notebook_kernel(self, path):
+        """The kernel of the session open on ``path`` ({id, execution_state,
+        connections, ...}), or None."""
+        for session in self.get("/api/sessions"):
+            if session.get("path") == path and session.get("kernel"):
+                return session["kernel"]
+        return None
+
+    def wait_for_idle_kernel(self, path, limit=KERNEL_LIMIT, steady=2.0,
+                             pause=time.sleep):
+        """The id of the notebook's kernel once a page is connected to it
+        (its websocket is open) and it is idle, and it has stayed the same
+        kernel, connected and idle, for ``steady`` seconds: a kernel that
+        Lab replaces right after starting it never counts. Fails after
+        ``limit`` seconds, with each state seen. ``pause(seconds)`` waits
+        between looks: a page's ``wait_for_timeout``, when a page must go on
+        loading meanwhile (its requests pass through the test's route)."""
+        deadline = time.monotonic() + limit
+        seen, ready_since = [], None
+        while time.monotonic() < deadline:
+            k = self.notebook_kernel(path)
+            state = (k["id"][:8], k["execution_state"], k["connections"]) if k else (
+                "sessions:", [s["path"] for s in self.get("/api/sessions")])
+            if not seen or seen[-1] != state:
+                seen.append(state)
+            if k and k["execution_state"] == "idle" and k["connections"] > 0:
+                if ready_since is None or ready_since[0] != k["id"]:
+                    ready_since = (k["id"], time.monotonic())
+                elif time.monotonic() - ready_since[1] >= steady:
+                    return k["id"]
+            else:
+                ready_since = None
+            pause(0.25)
+        raise AssertionError(f"{path}: no kernel connected and idle within "
+                             f"{limit} s; (kernel, state, connections) seen: "
+                             f"{seen}")
 
     def request(self, method, path, body=None):
         data = json.dumps(body).encode() if body is not None else None
@@ -206,6 +256,8 @@ def test_a_chapter_runs_through_a_kernel_of_the_server(lab):
         f"ws://127.0.0.1:{server.port}/api/kernels/{kernel}/channels"
         f"?token={server.token}", timeout=CELL_TIMEOUT)
     try:
+        # nothing runs before the kernel is idle with this socket connected
+        assert server.wait_for_idle_kernel(f"chapters/{chapter.name}") == kernel
         cells = chapter_code(chapter)
         for i, code in enumerate(cells):
             status, error = execute(ws, uuid.uuid4().hex, code)

@@ -5,7 +5,7 @@ Each chapter page is opened from disk (file://) in headless Chromium, with
 every request that is not a file of the site refused. The test types random
 and edge-case inputs into the figure's named form elements and reads the
 JSON the figure writes into its [data-output] element (the contract in
-netcl_lite/viz/static/live/live.js):
+site/_static/live/live.js):
 
 - bpe: ids against BPETokenizer and tiktoken, for the chapter's tokenizer,
   gpt2, cl100k_base and o200k_base; the merge steps against merge_by_rank
@@ -485,21 +485,12 @@ def test_widget_cells_are_collapsed(site_html):
 
 # --- the build side, without a browser ----------------------------------------------
 
-def _tool(name):
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(name, REPO / "tools" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_course_ranks_encode_like_the_tokenizer():
+def test_course_ranks_encode_like_the_tokenizer(tool):
     """The chapter's tokenizer, exported for js-tiktoken, read back into
     tiktoken: the same ids as BPETokenizer."""
     import base64
 
-    live = _tool("live_figures")
+    live = tool("live_figures")
     path = ROOT / "figures" / "01_shakespeare.bpe"
     ranks = live.course_ranks(path, pat_str="unused here")
     tokens = ranks["bpe_ranks"].split(" ")
@@ -515,8 +506,8 @@ def test_course_ranks_encode_like_the_tokenizer():
         assert course.decode_bytes([256 + i]) == course.decode_bytes([left, right])
 
 
-def test_vendored_tarball_is_checked(tmp_path, monkeypatch):
-    vendor = _tool("vendor_js")
+def test_vendored_tarball_is_checked(tool, tmp_path, monkeypatch):
+    vendor = tool("vendor_js")
     monkeypatch.setenv("NETCL_NPM_CACHE", str(tmp_path))
     monkeypatch.setitem(vendor.PINS, "base64-js", ("1.5.1", vendor.integrity_of(b"x")))
     (tmp_path / "base64-js-1.5.1.tgz").write_bytes(b"not the tarball")
@@ -528,10 +519,10 @@ def test_vendored_tarball_is_checked(tmp_path, monkeypatch):
         vendor.tarball("left-pad")
 
 
-def test_place_swaps_the_player_for_the_figure():
+def test_place_swaps_the_player_for_the_figure(tool):
     import nbformat
 
-    live = _tool("live_figures")
+    live = tool("live_figures")
     nb = nbformat.v4.new_notebook()
     cell = nbformat.v4.new_code_cell("# Builds a slider\nfig", metadata={
         "tags": ["hide-input", "live-rope"]})

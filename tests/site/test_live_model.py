@@ -1,5 +1,5 @@
 """Chapter 09's live figure: the trained model runs in the page
-(netcl_lite/viz/static/live/model.js, files from tools/live_model.py),
+(site/_static/live/model.js, files from tools/live_model.py),
 checked against DecoderLM with the same weights.
 
 The chapter page is opened from disk (file://) in headless Chromium, with

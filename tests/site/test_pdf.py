@@ -6,7 +6,6 @@ figures are embedded, its math was typeset (no TeX source left) and its
 code and stored outputs were printed.
 """
 
-import importlib.util
 import json
 import os
 import pathlib
@@ -21,19 +20,11 @@ ROOT = pathlib.Path(os.environ.get("COURSE_SITE_ROOT", REPO)).resolve()
 pypdf = pytest.importorskip("pypdf")
 
 
-def _build_pdf_module():
-    spec = importlib.util.spec_from_file_location(
-        "build_pdf", REPO / "tools" / "build_pdf.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="session")
-def course_pdf(site_html, browser):
+def course_pdf(tool, site_html, browser):
     """Printed with the session's Chromium (the browser fixture skips, or
     fails under COURSE_REQUIRE_BROWSER=1, when there is none)."""
-    return _build_pdf_module().build(ROOT, ROOT / "_build", browser=browser)
+    return tool("build_pdf").build(ROOT, ROOT / "_build", browser=browser)
 
 
 @pytest.fixture(scope="session")
@@ -60,10 +51,19 @@ def _title(nb_path):
     raise AssertionError(f"{nb_path.name}: no title")
 
 
-def test_pdf_holds_every_chapter_in_order(pdf_pages, site_chapters):
+def _outline(items):
+    """The titles of a PDF's bookmarks, nested ones included."""
+    for item in items:
+        if isinstance(item, list):
+            yield from _outline(item)
+        else:
+            yield item.title
+
+
+def test_pdf_holds_every_chapter_in_order(tool, pdf_pages, site_chapters):
     _, pages = pdf_pages
     text = _squash("\n".join(pages))
-    site = _build_pdf_module()._builder()
+    site = tool("build_site")
     where = []
     for nb in site_chapters:
         title = _squash(site.plain_heading(_title(nb)))
@@ -74,18 +74,10 @@ def test_pdf_holds_every_chapter_in_order(pdf_pages, site_chapters):
     assert where == sorted(where), "chapters out of order"
 
 
-def test_pdf_has_a_bookmark_per_chapter(pdf_pages, site_chapters):
+def test_pdf_has_a_bookmark_per_chapter(tool, pdf_pages, site_chapters):
     reader, _ = pdf_pages
-
-    def titles(items):
-        for item in items:
-            if isinstance(item, list):
-                yield from titles(item)
-            else:
-                yield item.title
-
-    marks = [_squash(t) for t in titles(reader.outline)]
-    site = _build_pdf_module()._builder()
+    marks = [_squash(t) for t in _outline(reader.outline)]
+    site = tool("build_site")
     for nb in site_chapters:
         title = _squash(site.plain_heading(_title(nb)))
         assert any(title in m for m in marks), f"{nb.name}: no bookmark"
@@ -126,13 +118,5 @@ def test_pdf_holds_the_reference_and_the_concept_pages(pdf_pages):
         assert signature in text, signature
     # a worked example of a docstring, as a doctest
     assert _squash(">>> tok.train_from_iterator([") in text
-
-    def titles(items):
-        for item in items:
-            if isinstance(item, list):
-                yield from titles(item)
-            else:
-                yield item.title
-
-    marks = [_squash(t) for t in titles(reader.outline)]
+    marks = [_squash(t) for t in _outline(reader.outline)]
     assert any("netcl_lite.text" in m for m in marks), marks[-20:]

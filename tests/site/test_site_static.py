@@ -53,20 +53,11 @@ def test_pages_load_the_vendored_mathjax(site_html):
 # --- what a reader sees: titles, alt text, commands, sources -----------------
 
 import html as html_lib  # noqa: E402
-import importlib.util  # noqa: E402
 import json  # noqa: E402
 import pathlib  # noqa: E402
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 TEX = re.compile(r"\\|\$")
-
-
-def _builder():
-    spec = importlib.util.spec_from_file_location(
-        "build_site", REPO / "tools" / "build_site.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _pages(site_html):
@@ -113,8 +104,8 @@ def test_every_image_has_meaningful_alt_text(site_html):
     assert not problems, "\n".join(problems)
 
 
-def test_figure_alt_text_comes_from_the_plot():
-    b = _builder()
+def test_figure_alt_text_comes_from_the_plot(tool):
+    b = tool("build_site")
     src = ('ax.set_title(f"Same {n:,} adds")\nax.set_xlabel(r"$d_k$")\n'
            'ax.plot(x, y, label="device")\n')
     assert b.figure_alt(src) == ("Plot: Same … adds. x axis: dₖ. "
@@ -249,11 +240,11 @@ def test_bibliography_page_and_citation_links(site_html, site_chapters):
         assert "Cited in" in entry and f"{path.stem}.html" in entry, entry
 
 
-def test_progress_bars_are_stored_as_one_line(site_chapters):
+def test_progress_bars_are_stored_as_one_line(tool, site_chapters):
     """A progress bar in a stored notebook is a few redraws, not one per
     step (chapter 09 once stored 28); chapter 09's training bar is its start
     and its end, which Jupyter and the site show as one line."""
-    b = _builder()
+    b = tool("build_site")
     for path in site_chapters:
         nb = json.loads(path.read_text(encoding="utf-8"))
         shown_nb = b.read_chapter(path)  # as Jupyter and the site show it

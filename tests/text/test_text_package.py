@@ -11,7 +11,8 @@ import pytest
 import netcl_lite.text
 
 MODULES = ["patterns", "split", "naive", "train", "encode", "special", "fileformat",
-           "pretrained", "tokenizer", "chat", "tokenizer_json", "oniguruma"]
+           "pretrained", "tokenizer", "chat", "tokenizer_json", "oniguruma",
+           "gguf_file", "tokenizer_config", "chat_template"]
 
 
 def test_api_names_exist():

@@ -26,6 +26,8 @@ from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, train
 from netcl_lite.text import (GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN, BPETokenizer,
                              ChatFormat)
 from netcl_lite.text.oniguruma import to_oniguruma, to_regex
+from netcl_lite.text.patterns import SMOLLM_SPLIT_PATTERN
+from netcl_lite.text.pretrained import bytes_to_unicode
 from netcl_lite.text.split import Splitter
 from netcl_lite.text.tokenizer_json import HF_BYTE_LEVEL_REGEX, every_split
 
@@ -331,7 +333,12 @@ REFUSED = [
     (changed(["pre_tokenizer", "pretokenizers", 0, "pattern"], {"Regex": "(a"}),
      r"pretokenizers\[0\].pattern"),
     (changed(["pre_tokenizer", "pretokenizers", 0], {"type": "Digits"}),
-     r"pretokenizers are \['Digits', 'ByteLevel'\]"),
+     r"pretokenizers\[0\].individual_digits is false"),
+    (changed(["pre_tokenizer", "pretokenizers", 0], {"type": "Whitespace"}),
+     r"pretokenizers are \['Whitespace', 'ByteLevel'\]"),
+    (with_model(unk_token="<|endoftext|>", vocab={"a": 0}, merges=[]),
+     "model.unk_token is '<|endoftext|>' and model.vocab has no token for the "
+     "byte 0x00"),
     (changed(["decoder"], {"type": "Metaspace"}), "decoder.type is 'Metaspace'"),
     (changed(["post_processor"], {"type": "Magic"}), "post_processor.type is 'Magic'"),
     (changed(["truncation"], {"max_length": 8}), "truncation is set"),
@@ -360,13 +367,25 @@ def test_what_cannot_be_represented_is_refused_by_name(base_json, tmp_path, chan
     assert str(path) in str(error.value)
 
 
-def test_a_missing_byte_is_refused(base_json, tmp_path):
+def test_a_missing_byte_is_dropped_as_tokenizers_does(base_json, tmp_path):
+    """A real vocabulary may lack bytes (SmolLM2 lacks 21): tokenizers then
+    drops such a byte from the text, before merging, and so does this."""
     data = copy.deepcopy(base_json)
-    del data["model"]["vocab"]["Ā"]  # byte 0x00
+    for char in ("Ą", "e"):  # the bytes 0x04 and "e"
+        del data["model"]["vocab"][char]
+    data["model"]["merges"] = [m for m in data["model"]["merges"]
+                               if "e" not in m]  # ["left", "right"]
+    data["model"]["vocab"] = {t: i for i, t in enumerate(data["model"]["vocab"])}
+    data["added_tokens"][0]["id"] = data["model"]["vocab"]["<|endoftext|>"]
     path = tmp_path / "tokenizer.json"
     path.write_text(json.dumps(data), encoding="utf-8")
-    with pytest.raises(ValueError, match="no token for the byte 0x00"):
-        BPETokenizer.from_tokenizer_json(path)
+    tok = BPETokenizer.from_tokenizer_json(path)
+    hf = Tokenizer.from_file(str(path))
+    assert tok.dropped_bytes == b"\x04e"
+    for text in ["a\x04b", "the thee\x04e", "no bytes lost", "eeee", "\x04", *MIXED]:
+        assert ours_ids(tok, text) == hf_ids(hf, text), text
+        assert tok.decode(ours_ids(tok, text)) == hf.decode(hf_ids(hf, text),
+                                                            skip_special_tokens=False)
 
 
 def test_a_repeated_merge_and_a_repeated_id_are_refused(base_json, tmp_path):
@@ -402,6 +421,18 @@ def test_save_in_the_course_format_needs_the_course_layout(base_json, tmp_path):
 
 
 # ---- the split, in both regex dialects ---------------------------------------
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.sampled_from("ab1 2\n\t'sé٣²x!\u00a0.中"), max_size=30))
+def test_smollm_split_cuts_like_digits_then_bytelevel(text):
+    """SmolLM's published split, as `tokenizers` runs it, and our one pattern."""
+    hf = pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True),
+                                  pre_tokenizers.ByteLevel(add_prefix_space=False)])
+    byte_of = {ord(char): b for b, char in bytes_to_unicode().items()}
+    theirs = [piece.translate(byte_of).encode("latin-1").decode("utf-8")
+              for piece, _ in hf.pre_tokenize_str(text)]
+    assert regex.findall(SMOLLM_SPLIT_PATTERN, text) == theirs
+
 
 @settings(max_examples=300, deadline=None)
 @given(text=st.text(alphabet=st.sampled_from(list("ab1 '\n\r\t.sSLl!é中\u00a0")),

@@ -7,6 +7,7 @@
 (function () {
   "use strict";
   const el = Live.el;
+  const svgEl = Live.svg;
   const D = 64,
     BASE = 10000,
     MAX = 100000;
@@ -34,12 +35,6 @@
     return a.reduce(function (s, x, t) {
       return s + x * b[t];
     }, 0);
-  }
-
-  function svgEl(name, attrs) {
-    const e = document.createElementNS("http://www.w3.org/2000/svg", name);
-    for (const [key, v] of Object.entries(attrs)) e.setAttribute(key, v);
-    return e;
   }
 
   function arrows(r) {
@@ -83,15 +78,18 @@
           "stroke-dasharray": dash || "none",
         }),
       );
-      const label = svgEl("text", {
-        x: (1.12 * x).toFixed(1),
-        y: (1.12 * y + 4).toFixed(1),
-        fill: color,
-        "text-anchor": "middle",
-        "font-size": 11,
-        opacity: opacity,
-      });
-      label.textContent = name;
+      const label = svgEl(
+        "text",
+        {
+          x: (1.12 * x).toFixed(1),
+          y: (1.12 * y + 4).toFixed(1),
+          fill: color,
+          "text-anchor": "middle",
+          "font-size": 11,
+          opacity: opacity,
+        },
+        name,
+      );
       svg.appendChild(label);
     }
     return svg;

@@ -9,16 +9,10 @@
 (function () {
   "use strict";
   const el = Live.el;
+  const svgEl = Live.svg;
   const START = "1.5, -0.3, 0.2, 2.8, 0.9, -1.2, 3.4, 0.1, 0.6, 2.2, -0.5, 1.0";
 
   const HUES = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2"];
-
-  function svgEl(name, attrs, text) {
-    const e = document.createElementNS("http://www.w3.org/2000/svg", name);
-    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
-    if (text) e.textContent = text;
-    return e;
-  }
 
   // The scores as bars, coloured by tile, and the running max after each
   // tile as a red step

@@ -52,6 +52,14 @@
     return e;
   };
 
+  // svg("line", {x1: 0, x2: 10, stroke: "#999"}, "text") -> an SVG element
+  Live.svg = function (tag, attrs, text) {
+    const e = document.createElementNS("http://www.w3.org/2000/svg", tag);
+    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+    if (text) e.textContent = text;
+    return e;
+  };
+
   // A labelled control: <label>text <input ...></label>
   Live.field = function (label, control, hint) {
     return Live.el("label", { class: "live-field" }, [
