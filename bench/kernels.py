@@ -152,13 +152,13 @@ def bench_matmul(sizes=MATMUL_SIZES):
         a, b = (rng.standard_normal((n, n)).astype(np.float32) for _ in range(2))
         A, B = Tensor.from_host(q, a), Tensor.from_host(q, b)
 
-        def ours(fast=True):   # done when the product is in device memory
-            F.matmul(A, B, fast=fast)
+        def ours(kernel="tiled"):   # done when the product is on the device
+            F.matmul(A, B, kernel=kernel)
             q.finish()
 
         fns = {"netcl_lite": ours, "numpy": lambda: a @ b}
         if n <= 256:
-            fns["netcl_lite simple"] = lambda: ours(fast=False)
+            fns["netcl_lite simple"] = lambda: ours("simple")
         if torch is not None:
             ta, tb = torch.from_numpy(a), torch.from_numpy(b)
             fns["torch"] = lambda: ta @ tb

@@ -14,11 +14,11 @@
 // where x - m is exact whenever x is near the max (the terms that matter).
 
 #include "exp_poly.cl"   // exp without a builtin call (PoCL), see there
+#define ROW_EXP exp_poly    // row_lanes.cl's exp: builtin-free
+#include "row_lanes.cl"  // row_max, row_exp_sum: in 8 lanes
 
-// One work-item per row. The max and the sum run in 8 lanes: lane j takes
-// v = j, j + 8, j + 16, ..., and the 8 lane results are combined at the
-// end (in a fixed order: the same bits every run). The compiler turns the
-// 8 lanes into one SIMD register; and the 8 sums are independent chains of
+// One work-item per row. The max and the sum run in 8 lanes (row_lanes.cl):
+// the same bits every run, and the 8 sums are independent chains of
 // additions, where one running sum was a chain of V dependent additions
 // (4 cycles each) that took most of the kernel's time.
 __kernel void cross_entropy_forward(__global const float *logits,
@@ -31,30 +31,8 @@ __kernel void cross_entropy_forward(__global const float *logits,
     if (n >= N) return;
     __global const float *x = logits + (long)n * V;
     __global float *e = exps + (long)n * V;
-    int v8 = V - V % 8;                     // x[0 .. v8) in the 8 lanes
-    float lane_max[8], lane_sum[8];
-    for (int j = 0; j < 8; j++) lane_max[j] = x[0];
-    for (int v = 0; v < v8; v += 8)
-        for (int j = 0; j < 8; j++)         // fmax, inline
-            lane_max[j] = x[v + j] > lane_max[j] ? x[v + j] : lane_max[j];
-    float m = x[0];
-    for (int j = 0; j < 8; j++) m = lane_max[j] > m ? lane_max[j] : m;
-    for (int v = v8; v < V; v++) m = x[v] > m ? x[v] : m;
-    // e = exp(x - m), and s = the sum of e
-    for (int j = 0; j < 8; j++) lane_sum[j] = 0.0f;
-    for (int v = 0; v < v8; v += 8)
-        for (int j = 0; j < 8; j++) {
-            float ej = exp_poly(x[v + j] - m);
-            e[v + j] = ej;
-            lane_sum[j] += ej;
-        }
-    float s = 0.0f;
-    for (int j = 0; j < 8; j++) s += lane_sum[j];
-    for (int v = v8; v < V; v++) {
-        float ev = exp_poly(x[v] - m);
-        e[v] = ev;
-        s += ev;
-    }
+    float m = row_max(x, V);
+    float s = row_exp_sum(x, m, e, V);     // e = exp(x - m), s their sum
     row_sum[n] = s;
     loss[n] = log(s) - (x[targets[n]] - m);
 }

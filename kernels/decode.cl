@@ -46,14 +46,18 @@
 // The steps the layer-by-layer kernels also take come from the files they
 // share, so both paths normalise, rotate and gate a value to the same bits:
 // row_rstd (rms_norm.cl's forward), rope_pair (rope.cl), silu (silu.cl and
-// swiglu.cl). The products and the attention are decode.cl's own: a row
-// times a matrix sums in other blocks than matmul.cl, and the online softmax
-// below is flash_attention_simple.cl's loop, on exp_poly and with no mask (a
-// window only moves the loop's start).
+// swiglu.cl), and each key of the attention is flash_attention_simple.cl's
+// (attention_row.cl: the dot product and the online softmax's step), with
+// exp_poly for exp and no mask (a window only moves the loop's start): the
+// same sums, and exps within 2 ulp of the training kernel's. The products
+// are decode.cl's own: a row times a matrix sums in other blocks than
+// matmul.cl.
 
 #include "sigmoid.cl"     // silu, stable_sigmoid and exp_poly, builtin-free
 #include "rms_row.cl"     // row_rstd: 1 / rms of a row, in 8 lanes
 #include "rope_pair.cl"   // rope_pair: one pair's RoPE rotation
+#define ROW_EXP exp_poly   // attention_row.cl's exp: builtin-free
+#include "attention_row.cl"   // row_dot and online_step
 
 #define CB 32           // output columns per work-item (inference/decode.py: CB)
 
@@ -150,8 +154,9 @@ __kernel void decode_qkv(__global const float *x, __global const int *rows,
 // Stage 2. One work-item per query head (b, h): its new row attends to the
 // cached positions 0 .. Sk - 1 (all of them are in the past, so no mask),
 // through kv head h / (H / HKV). The online softmax of
-// flash_attention_simple.cl: m the largest score so far, l the sum of
-// exp(s_j - m), o (kept in the output row) the sum of exp(s_j - m) v_j.
+// flash_attention_simple.cl (attention_row.cl's step, on exp_poly): m the
+// largest score so far, l the sum of exp(s_j - m), o (kept in the output
+// row) the sum of exp(s_j - m) v_j.
 // window W > 0 (sliding-window attention): only the last W positions,
 // Sk - W .. Sk - 1; the older ones are never read. 0: all of them.
 //   q, o (B, H d_k); caches (B, HKV, T, d_k)
@@ -174,17 +179,8 @@ __kernel void decode_attention(__global const float *q,
     for (int c = 0; c < dk; c++) o[c] = 0.0f;
     int first = window > 0 && Sk > window ? Sk - window : 0;
     for (int j = first; j < Sk; j++) {
-        __global const float *kj = kh + (long)j * dk;    // (d_k,)
-        __global const float *vj = vh + (long)j * dk;    // (d_k,)
-        float s = 0.0f;                              // q . k_j * scale
-        for (int c = 0; c < dk; c++) s += qi[c] * kj[c];
-        s *= scale;
-        float m_new = s > m ? s : m;
-        float alpha = exp_poly(m - m_new);           // 0 for the first key
-        float p = exp_poly(s - m_new);
-        l = alpha * l + p;
-        for (int c = 0; c < dk; c++) o[c] = alpha * o[c] + p * vj[c];
-        m = m_new;
+        float s = row_dot(qi, kh + (long)j * dk, dk) * scale;   // q . k_j
+        online_step(s, vh + (long)j * dk, dk, &m, &l, o);
     }
     for (int c = 0; c < dk; c++) o[c] = o[c] / l;    // l >= 1: key pos is seen
 }
@@ -209,25 +205,25 @@ __kernel void decode_residual(__global const float *res,
     for (int t = 0; t < nc; t++) outr[t] = rr[t] + acc[t];
 }
 
-// Stage 4: out (B, F) = silu(norm(h) Wg) * (norm(h) Wu), Wg and Wu (D, F);
+// Stage 4: out (B, HID) = silu(norm(h) Wg) * (norm(h) Wu), Wg and Wu (D, HID);
 // the gate as swiglu.cl computes it.
 __kernel void decode_swiglu(__global const float *h,
                             __global const float *norm_w,
                             __global const float *w_gate,
                             __global const float *w_up, __global float *out,
-                            const int B, const int D, const int F,
+                            const int B, const int D, const int HID,
                             const float eps) {
-    int nb = (F + CB - 1) / CB;
+    int nb = (HID + CB - 1) / CB;
     int gid = get_global_id(0);
     if (gid >= B * nb) return;
     int b = gid / nb, c0 = (gid - b * nb) * CB;
     __global const float *hr = h + (long)b * D;
     float inv = row_rstd(hr, D, eps);
     float gate[CB], up[CB];
-    matvec_block(hr, norm_w, inv, w_gate, D, F, c0, gate);
-    matvec_block(hr, norm_w, inv, w_up, D, F, c0, up);
-    __global float *outr = out + (long)b * F + c0;
-    int nc = F - c0 < CB ? F - c0 : CB;
+    matvec_block(hr, norm_w, inv, w_gate, D, HID, c0, gate);
+    matvec_block(hr, norm_w, inv, w_up, D, HID, c0, up);
+    __global float *outr = out + (long)b * HID + c0;
+    int nc = HID - c0 < CB ? HID - c0 : CB;
     for (int t = 0; t < nc; t++)
         outr[t] = silu(gate[t]) * up[t];
 }

@@ -16,6 +16,9 @@
 // (register_tile.cl's rule): row * D, for one, passes 2^31 - 1 when q holds
 // more than 2^31 - 1 values.
 
+#include "attention_row.cl"   // row_dot and online_step, with exp
+                              // (decode.cl walks a row the same way)
+
 // The last key query i may see (-1: none).
 int last_visible(int i, const int Sq, const int Sk, const int causal) {
     int last = causal ? i + (Sk - Sq) : Sk - 1;
@@ -28,7 +31,8 @@ int first_visible(int i, const int Sq, const int Sk, const int window) {
     return first > 0 ? first : 0;
 }
 
-// Forward, one work-item per query row (bh, i): the online softmax.
+// Forward, one work-item per query row (bh, i): the online softmax
+// (attention_row.cl's step).
 //   m: the largest score so far; l: the sum of exp(s_j - m) so far;
 //   o: the sum of exp(s_j - m) v_j so far (kept in the output row itself).
 // A larger score rescales l and o by exp(m_old - m_new). At the end
@@ -51,15 +55,8 @@ __kernel void flash_attention_simple_forward(
     float m = -INFINITY, l = 0.0f;
     for (int c = 0; c < DV; c++) o[c] = 0.0f;
     for (int j = first_visible(i, Sq, Sk, window); j <= last; j++) {
-        float s = 0.0f;                          // s_j = q_i . k_j / sqrt(D)
-        for (int c = 0; c < D; c++) s += qi[c] * kh[(long)j * D + c];
-        s *= scale;
-        float m_new = fmax(m, s);
-        float alpha = exp(m - m_new);            // 0 for the first key
-        float p = exp(s - m_new);
-        l = alpha * l + p;
-        for (int c = 0; c < DV; c++) o[c] = alpha * o[c] + p * vh[(long)j * DV + c];
-        m = m_new;
+        float s = row_dot(qi, kh + (long)j * D, D) * scale;  // q_i . k_j / sqrt(D)
+        online_step(s, vh + (long)j * DV, DV, &m, &l, o);
     }
     for (int c = 0; c < DV; c++) o[c] = l > 0.0f ? o[c] / l : 0.0f;
     lse[row] = l > 0.0f ? m + log(l) : -INFINITY;
@@ -95,9 +92,8 @@ __kernel void flash_attention_simple_backward_dq(
     for (int c = 0; c < D; c++) dqi[c] = 0.0f;
     int last = last_visible(i, Sq, Sk, causal);
     for (int j = first_visible(i, Sq, Sk, window); j <= last; j++) {
-        float s = 0.0f, dp = 0.0f;
-        for (int c = 0; c < D; c++) s += qi[c] * kh[(long)j * D + c];
-        for (int c = 0; c < DV; c++) dp += doi[c] * vh[(long)j * DV + c];
+        float s = row_dot(qi, kh + (long)j * D, D);
+        float dp = row_dot(doi, vh + (long)j * DV, DV);
         float p = exp(s * scale - lse[row]);
         float ds = p * (dp - d_i);
         for (int c = 0; c < D; c++) dqi[c] += ds * scale * kh[(long)j * D + c];
@@ -132,9 +128,7 @@ __kernel void flash_attention_simple_backward_dkv(
             int r = bh * Sq + i;
             __global const float *qi = q + (long)r * D;          // (D,)
             __global const float *doi = grad_out + (long)r * DV; // (DV,)
-            float s = 0.0f, dp = 0.0f;
-            for (int c = 0; c < D; c++) s += qi[c] * kj[c];
-            for (int c = 0; c < DV; c++) dp += doi[c] * vj[c];
+            float s = row_dot(qi, kj, D), dp = row_dot(doi, vj, DV);
             float p = exp(s * scale - lse[r]);
             float ds = p * (dp - delta[r]);
             for (int c = 0; c < DV; c++) dvj[c] += p * doi[c];

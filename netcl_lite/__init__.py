@@ -16,4 +16,4 @@ __version__ = "0.1.0"
 # the packages, each a page of the course's reference (the core modules
 # have no __all__: their pages show every top-level name)
 __all__ = ["core", "autograd", "functional", "inference", "nn", "optim",
-           "text", "viz"]
+           "text", "viz", "interp"]

@@ -69,6 +69,10 @@ class Node:
         return self.value.dtype
 
     @property
+    def device(self):
+        return self.value.device
+
+    @property
     def queue(self):
         return self.value.queue
 
@@ -181,7 +185,7 @@ class Tape:
                     f"backward needs a scalar loss or an explicit grad; "
                     f"loss has shape {loss.shape}"
                 )
-            grad = Tensor.from_host(loss.queue, np.ones(loss.shape, np.float32))
+            grad = Tensor.from_host(loss.device, np.ones(loss.shape, np.float32))
         else:
             grad = _check_grad(grad, loss)
         for out, _, _ in self.records:  # intermediate grads start afresh

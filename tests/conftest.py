@@ -55,11 +55,11 @@ def rng():
 
 @pytest.fixture(scope="session")
 def smollm2_path():
-    """The SmolLM2-135M-Instruct GGUF file (netcl_lite/nn/pretrained.py):
+    """The SmolLM2-135M-Instruct GGUF file (netcl_lite/nn/hub/):
     from the cache, else fetched. Without it and without a network the
     test skips, saying why, unless COURSE_REQUIRE_SMOLLM2=1 (.ci/run sets
     it): then it fails."""
-    from netcl_lite.nn.pretrained import fetch
+    from netcl_lite.nn.hub import fetch
     try:
         return fetch("SmolLM2-135M-Instruct")
     except ValueError as err:

@@ -19,7 +19,7 @@ import reference  # noqa: E402
 
 DOC = (REPO / "docs" / "api.md").read_text(encoding="utf-8")
 EXPORTING = ["netcl_lite.autograd", "netcl_lite.functional", "netcl_lite.nn", "netcl_lite.optim",
-             "netcl_lite.text", "netcl_lite.viz"]
+             "netcl_lite.text", "netcl_lite.viz", "netcl_lite.interp"]
 PAGES = {page: package for page, package, _ in reference.PACKAGES}
 
 
@@ -79,7 +79,7 @@ def test_every_module_of_a_package_without_all_has_its_section(page):
 
 def test_every_package_has_a_page_and_a_section_of_api_md(pages):
     assert set(PAGES) == {"core", "autograd", "functional", "nn", "inference",
-                          "optim", "text", "viz"}
+                          "optim", "text", "viz", "interp"}
     for page, package in PAGES.items():
         text = pages[f"reference/{page}.md"]
         heading = text.splitlines()[0]

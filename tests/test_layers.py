@@ -1,12 +1,16 @@
 """The package's layers import downwards only:
 
-    core -> autograd -> functional -> inference -> nn
+    core -> autograd -> functional -> inference -> nn -> interp
                                    -> optim
+    formats -> text -> nn
 
-(text and viz stand alone; ``doctor.py``, the report of ``python -m
-netcl_lite.doctor``, reads core and functional). Every import sits at the
-top of its file (no import hidden in a function to dodge a cycle), and no
-file reads another layer's private names. The modules in nn/ compose ops:
+(formats holds the model file formats that nn and text both read, GGUF,
+and imports nothing else of the package; text reads only formats; nn uses
+text, so that a real model comes with its tokenizer; viz stands alone;
+``doctor.py``, the report of ``python -m netcl_lite.doctor``, reads core
+and functional). Every import sits at the top of its file (no import
+hidden in a function to dodge a cycle), and no file reads another layer's
+private names. The modules in nn/ compose ops:
 they launch no kernel, import nothing from core/program.py, and attend only
 through ``F.scaled_dot_product_attention``, which picks the kernel.
 
@@ -30,10 +34,17 @@ ALLOWED = {
     "functional": {"core", "autograd", "functional"},
     # forward-only paths on buffers they own (the fused decoder), no tape
     "inference": {"core", "autograd", "functional", "inference"},
-    "nn": {"core", "autograd", "functional", "inference", "nn"},
+    # text: netcl_lite.nn.pretrained returns a model with its tokenizer
+    "nn": {"core", "autograd", "functional", "inference", "nn", "text",
+           "formats"},
     "optim": {"core", "autograd", "functional", "optim"},
-    "text": {"text"},
+    "text": {"text", "formats"},
+    # a model file's format (GGUF), read by both nn and text: numpy and the
+    # format's own package only
+    "formats": {"formats"},
     "viz": {"viz"},  # the interactive figures: matplotlib and HTML only
+    # analysis of a trained model: reads and replaces nn's named activations
+    "interp": {"core", "autograd", "functional", "nn", "interp"},
     "doctor": {"core", "functional"},  # reports on the device; above all
 }
 # Private names a file reads from another layer, each with its reason. The
@@ -205,10 +216,11 @@ def test_no_private_names_of_other_layers(path):
             f"{layer_of(full)} layer")
 
 
-NN = sorted((PACKAGE / "nn").glob("*.py"))
+NN = sorted((PACKAGE / "nn").rglob("*.py"))
+NN_IDS = [str(p.relative_to(PACKAGE / "nn")) for p in NN]
 
 
-@pytest.mark.parametrize("path", NN, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", NN, ids=NN_IDS)
 def test_modules_launch_no_kernels(path):
     """nn/ composes public ops: no ``launch`` call however it is spelled,
     and no import of core/program.py (where launch and the kernel cache
@@ -231,7 +243,7 @@ def test_modules_launch_no_kernels(path):
                 f"core/program.py (allowed: {sorted(NN_FROM_PROGRAM)})")
 
 
-@pytest.mark.parametrize("path", NN, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", NN, ids=NN_IDS)
 def test_modules_attend_only_through_scaled_dot_product_attention(path):
     """No module calls an attention kernel or op other than
     ``F.scaled_dot_product_attention``, nor the decode launchers of the

@@ -38,7 +38,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGES = [
     ("core", "netcl_lite.core", ["device", "icd", "tensor", "pool", "program",
                                  "signature", "validate", "tensor_ops", "tune",
-                                 "roofline", "kernel_file"]),
+                                 "work", "roofline", "kernel_file",
+                                 "quantized"]),
     ("autograd", "netcl_lite.autograd", []),
     ("functional", "netcl_lite.functional", []),
     ("nn", "netcl_lite.nn", []),
@@ -46,6 +47,7 @@ PACKAGES = [
     ("optim", "netcl_lite.optim", []),
     ("text", "netcl_lite.text", []),
     ("viz", "netcl_lite.viz", []),
+    ("interp", "netcl_lite.interp", []),
 ]
 API_DOC = "docs/api.md"
 PAGE_DIR = "reference"

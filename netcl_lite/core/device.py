@@ -1,4 +1,5 @@
-"""Pick an OpenCL device that works, once, lazily; hand out its queue.
+"""The device: one object per OpenCL device (``Device``), and how
+``manager.default`` picks one that works, once, lazily.
 
 >>> from netcl_lite.core.device import manager
 >>> dev = manager.default("cpu")      # PoCL on a laptop
@@ -33,20 +34,35 @@ test kernel (build and run) before it chooses, by this rule:
 Nothing here runs at import time. ``python -m netcl_lite.doctor`` prints
 every platform, whether it compiles, and the choice.
 
-What a queue has built and kept lives with the queue (``state_of``): the
-kernels compiled for its context, its pool of device buffers
-(``core/pool.py``), the matmul tile chosen for its device (``core/tune.py``)
-and a few facts about its device. A ``Device`` holds its queue, so it owns
-them; a queue you make yourself, ``cl.CommandQueue(dev.context)``, gets its
-own state, which goes when the queue goes. Queues of one context share its
-kernels, built once:
+A ``Device`` is the one object that stands for an OpenCL device in the
+library; every Tensor holds one. It owns the in-order command queue and
+its context, the device's facts (read once, each decided here and nowhere
+else), the kernels built for it (``core/program.py``), its pool of reused
+buffers (``core/pool.py``), its matmul tile (``core/tune.py``) and what an
+op keeps between calls (``kept``: RoPE's angle tables).
+
+Everything that takes a device also takes a pyopencl queue, so that code
+written against queues goes on working: ``Tensor.from_host(dev.queue, x)``
+and ``launch(x.queue, ...)``. ``device_of(queue)`` finds the queue's
+Device: the queue holds it, as an attribute (pyopencl queues take
+attributes, not weak references). A queue you make yourself,
+``cl.CommandQueue(dev.context)``, gets a Device of its own on first use
+(its own pool and tile; the kernels already built for the context are
+shared). The queue and its Device refer to each other, so they live and go
+together: Python's collector frees the pair once nothing else holds either.
 
 >>> import pyopencl as cl
->>> mine = cl.CommandQueue(dev.context)
->>> state_of(mine) is state_of(dev.queue)       # its own pool and tile
-False
->>> state_of(mine).kernels is state_of(dev.queue).kernels
+>>> device_of(dev.queue) is dev
 True
+>>> mine = cl.CommandQueue(dev.context)
+>>> device_of(mine) is dev, device_of(mine) is device_of(mine)
+(False, True)
+>>> device_of(mine).programs is dev.programs     # built once per context
+True
+>>> device_of("a queue")
+Traceback (most recent call last):
+...
+ValueError: expected a netcl_lite Device or a pyopencl CommandQueue, got str 'a queue'
 """
 
 import json
@@ -61,7 +77,7 @@ import weakref
 import numpy as np
 import pyopencl as cl
 
-from netcl_lite.core import icd
+from netcl_lite.core import icd, pool
 
 KINDS = ("auto", "cpu", "gpu")
 SIMULATORS = ("oclgrind",)   # platform names that are checkers, not devices
@@ -104,102 +120,159 @@ class DeviceWarning(UserWarning):
     """A platform was skipped: it is listed but cannot build a kernel."""
 
 
-class ContextState:
-    """What one OpenCL context owns: the kernels built for it, shared by
-    every queue of the context (``core/program.py: kernels``)."""
+# --- the device's facts: each decided once, here ---------------------------------
+def implementation(platform):
+    """Which OpenCL implementation a platform is: "pocl", "oclgrind",
+    "intel", or its name in lower case for any other.
 
-    def __init__(self, context):
-        # held: Intel's runtime frees a context that only a queue holds
-        # (see ``context_of``)
-        self.context = context
-        self.kernels = {}       # (program, options) -> {name -> cl.Kernel}
-
-
-class QueueState:
-    """What one command queue owns. It lives in the queue object (pyopencl
-    queues take attributes, not weak references) and holds no reference to
-    the queue, so it goes when the queue goes.
-
-    ``launches``: (program, options) -> (kernels, signatures), what
-    ``launch`` looks up; ``pool``: the buffer pool, made on first use by
-    ``core/pool.py``; ``kernels``: those of the context, built once for
-    all its queues; ``kept``: what an op keeps between calls for this
-    queue, by a key of its own (``functional/rope.py``: its angle tables).
-    The device's facts are read once: every op asks.
+    >>> from types import SimpleNamespace as P
+    >>> implementation(P(name="Portable Computing Language"))
+    'pocl'
+    >>> implementation(P(name="Intel(R) OpenCL")), implementation(P(name="Oclgrind"))
+    ('intel', 'oclgrind')
     """
-
-    def __init__(self, queue, shared):
-        self.shared = shared              # the context's state
-        self.context = shared.context
-        self.kernels = shared.kernels
-        self.launches = {}
-        self.pool = None
-        self.kept = {}
-        device = queue.device
-        self.device = device
-        self.device_type = device.type
-        self.platform = device.platform.name.strip()
-        self.max_alloc = device.max_mem_alloc_size
-        self.global_mem = device.global_mem_size
-        self.in_order = not (queue.properties & cl.command_queue_properties
-                             .OUT_OF_ORDER_EXEC_MODE_ENABLE)
+    name = platform.name.strip().lower()
+    for known, marker in (("pocl", "portable computing language"),
+                          ("oclgrind", "oclgrind"), ("intel", "intel")):
+        if marker in name:
+            return known
+    return name
 
 
-# cl.Context -> its state while any queue's state holds it. Two pyopencl
-# wrappers of one context are equal (and hash alike), so a queue's
-# ``.context``, a new wrapper each time, finds the entry
-_contexts = weakref.WeakValueDictionary()
-_state_lock = threading.Lock()
+def is_simulator(platform):
+    """A platform that checks kernels instead of running them fast
+    (Oclgrind): never a default, and treated as a GPU by ``kind_of``."""
+    return implementation(platform) in SIMULATORS
 
 
-def state_of(queue):
-    """The ``QueueState`` of a pyopencl CommandQueue, made on first use.
+def is_pocl(platform):
+    return implementation(platform) == "pocl"
 
-    A queue of a context that already has a state (the device's queue's, or
-    another queue's) shares that context's kernels.
+
+# Device types that are not a CPU, or not only one: Oclgrind reports
+# CPU | GPU | ACCELERATOR at once.
+NOT_A_CPU = cl.device_type.GPU | cl.device_type.ACCELERATOR
+
+
+def kind_of(cl_device):
+    """"cpu" for a CPU device, "gpu" for anything else: a GPU, an
+    accelerator, and a simulator such as Oclgrind, which reports every type
+    at once and stands in for a GPU (one value per work-item, the simple
+    attention kernel, the GPU's matmul tile, never timed).
+
+    >>> from types import SimpleNamespace as D
+    >>> T = cl.device_type
+    >>> kind_of(D(type=T.CPU)), kind_of(D(type=T.GPU))
+    ('cpu', 'gpu')
+    >>> kind_of(D(type=T.CPU | T.GPU | T.ACCELERATOR | T.DEFAULT))  # Oclgrind
+    'gpu'
     """
-    try:
-        return queue._netcl_lite      # the fast path: every launch asks
-    except AttributeError:
-        return _attach(queue)
+    cpu = cl_device.type & cl.device_type.CPU
+    return "cpu" if cpu and not cl_device.type & NOT_A_CPU else "gpu"
 
 
-def _attach(queue, context=None):
-    """Make the queue's state (``context``: the queue's context, when the
-    caller holds it) and store it in the queue."""
-    with _state_lock:
-        state = getattr(queue, "__dict__", {}).get("_netcl_lite")
-        if state is None:
-            context = context or context_of(queue)
-            shared = _contexts.get(context)
-            if shared is None:
-                shared = _contexts[context] = ContextState(context)
-            state = QueueState(queue, shared)
-            queue._netcl_lite = state
-        return state
+# --- the device ------------------------------------------------------------------
+QUEUE_ATTRIBUTE = "netcl_lite_device"   # where a pyopencl queue keeps its Device
+_live = weakref.WeakSet()   # every live Device (not kept alive): the
+                            # Devices of one context share its kernels
+_attach_lock = threading.Lock()  # one Device per queue, even from two threads
 
 
 class Device:
-    """One OpenCL device with its context and in-order command queue.
+    """One OpenCL device as the library uses it (see the module docstring).
 
-    ``reason``: why ``manager.default`` chose it (empty when made by hand).
-    ``state``: its queue's kernels, buffer pool and tile (``state_of``).
+    ``queue``, ``context``, ``cl_device``: the pyopencl objects.
+    Facts, read once: ``name``, ``platform`` (its name), ``implementation``
+    ("pocl", "intel", "oclgrind", ...), ``kind`` ("cpu" or "gpu",
+    ``kind_of``), ``simulator``, ``host_memory`` (buffers live in this
+    process's memory: a CPU or a simulator), ``max_alloc`` and
+    ``global_mem`` (bytes), ``in_order`` (the queue runs in order).
+    Caches: ``programs`` (the kernels built, ``core/program.py``),
+    ``allocate`` (the buffer pool, ``core/pool.py``), ``tile`` (the matmul
+    tile, ``core/tune.py``), ``kept`` (what an op keeps, by a key of its
+    own). ``reason``: why ``manager.default`` chose it.
+
+    Make one with ``manager.default(kind)``, or ``device_of(queue)`` for a
+    queue of your own; ``Device(queue)`` is what both call.
     """
 
-    def __init__(self, cl_device, reason=""):
-        self.cl_device = cl_device
-        self.context = cl.Context([cl_device])
-        self.queue = cl.CommandQueue(self.context)
-        self.state = _attach(self.queue, self.context)
+    def __init__(self, queue, context=None, reason=""):
+        if not isinstance(queue, cl.CommandQueue):
+            raise ValueError("a Device wraps a pyopencl CommandQueue, got "
+                             f"{type(queue).__name__}")
+        # held: Intel's runtime frees a context that only a queue holds
+        # (see ``context_of``)
+        self.context = context_of(queue) if context is None else context
+        self.queue = queue
+        cl_device = self.cl_device = queue.device
+        platform = cl_device.platform
         self.name = cl_device.name.strip()
-        is_gpu = cl_device.type & cl.device_type.GPU
-        self.kind = "gpu" if is_gpu else "cpu"
-        self.platform = cl_device.platform.name.strip()
+        self.platform = platform.name.strip()
+        self.implementation = implementation(platform)
+        self.simulator = is_simulator(platform)
+        self.kind = kind_of(cl_device)
+        self.host_memory = self.kind == "cpu" or self.simulator
+        self.max_alloc = cl_device.max_mem_alloc_size
+        self.global_mem = cl_device.global_mem_size
+        self.in_order = not (queue.properties & cl.command_queue_properties
+                             .OUT_OF_ORDER_EXEC_MODE_ENABLE)
         self.reason = reason
+        self.programs = _programs_of(self.context)
+        self.allocate, self.pool = pool.allocator(self)
+        self.tile = None
+        self.kept = {}
+        setattr(queue, QUEUE_ATTRIBUTE, self)
+        _live.add(self)
+
+    @classmethod
+    def open(cls, cl_device, reason=""):
+        """A Device of its own: a new context and in-order queue on
+        ``cl_device`` (what ``manager.default`` hands out)."""
+        context = cl.Context([cl_device])
+        return cls(cl.CommandQueue(context), context, reason)
+
+    def release_idle(self):
+        """Free the idle buffers this device's pool holds (e.g. before
+        loading a big model); buffers in use stay."""
+        if self.pool is not None:
+            self.pool.free_held()
 
     def __repr__(self):
         return (f"Device({self.kind!r}, {self.name!r}, "
                 f"platform={self.platform!r})")
+
+
+def _programs_of(context):
+    """The kernels built for ``context`` so far, shared by every Device of
+    that context: a live Device's, else a new table. (Two pyopencl objects
+    of one context compare equal; a live Device holds its context, so the
+    context cannot be freed and its handle reused meanwhile.)"""
+    for other in list(_live):
+        if other.context == context:
+            return other.programs
+    return {}
+
+
+def device_of(where):
+    """The Device of ``where``: a Device itself, or a pyopencl queue (its
+    Device, made on first use and kept in the queue); else a ValueError.
+
+    Every launch asks, so the common cases return at once.
+    """
+    if type(where) is Device:
+        return where
+    found = getattr(where, QUEUE_ATTRIBUTE, None)
+    if found is not None:
+        return found
+    if isinstance(where, Device):
+        return where
+    if not isinstance(where, cl.CommandQueue):
+        shown = f" {where!r}" if isinstance(where, (str, int, float)) else ""
+        raise ValueError("expected a netcl_lite Device or a pyopencl "
+                         f"CommandQueue, got {type(where).__name__}{shown}")
+    with _attach_lock:
+        found = getattr(where, QUEUE_ATTRIBUTE, None)
+        return found if found is not None else Device(where)
 
 
 def context_of(queue):
@@ -207,8 +280,8 @@ def context_of(queue):
 
     OpenCL says a queue keeps its context alive; Intel's CPU runtime frees
     a context once no ``cl.Context`` object holds it, even while a queue
-    does, and then every use of the queue fails. Keep the context (as
-    ``Device`` does) for as long as its queues are used.
+    does, and then every use of the queue fails. A Device holds its
+    context, so a queue keeps working from the moment its Device is made.
     """
     try:
         return queue.context
@@ -239,14 +312,6 @@ def describe(platform):
                       (platform.name, platform.vendor, platform.version))
 
 
-def is_simulator(platform):
-    return any(s in platform.name.lower() for s in SIMULATORS)
-
-
-def is_pocl(platform):
-    return "portable computing language" in platform.name.lower()
-
-
 def pocl_version(platform):
     """(3, 1) from "OpenCL 3.0 PoCL 3.1+debian ...", (0,) when not PoCL."""
     found = re.search(r"PoCL (\d+)\.(\d+)", platform.version)
@@ -259,10 +324,6 @@ def cpu_rank(platform):
     if not is_pocl(platform):
         return (1, ())
     return (0, tuple(-v for v in pocl_version(platform)))
-
-
-def kind_of(cl_device):
-    return "gpu" if cl_device.type & cl.device_type.GPU else "cpu"
 
 
 def _devices(platform):
@@ -440,7 +501,7 @@ class DeviceManager:
                             f"using {_label(platform, cl_device)}")
                     if first_time(line):
                         warnings.warn(line, DeviceWarning, stacklevel=3)
-                return Device(cl_device, self._reason(
+                return Device.open(cl_device, self._reason(
                     kind, wanted, platform, tried, seconds))
             tried.append((_label(platform, cl_device), error))
         raise no_device_error(kind, wanted, tried, all_platforms)

@@ -43,8 +43,8 @@ import warnings
 import numpy as np
 import pyopencl as cl
 
-from netcl_lite.core.device import context_of, is_simulator, manager
-from netcl_lite.core.program import LOCAL_1D, LOCAL_2D
+from netcl_lite.core.device import context_of, device_of, manager
+from netcl_lite.core.program import LOCAL_1D, LOCAL_2D, splice_includes
 from netcl_lite.core.roofline import profiling_queue
 from netcl_lite.core.signature import (BUFFER_DTYPES, check_args,
                                        parse_signatures, scalar_dtypes)
@@ -92,10 +92,12 @@ class KernelRun:
         return f"KernelRun({shapes}; seconds={self.seconds})"
 
 
-def _located_log(log, path, lines):
+def _located_log(log, path, lines, origin=None):
     """The log with the compiler's name for the source replaced by ``path``,
     and under each error's first line the line of the file it points at
-    (unless the compiler quotes it itself, as clang does)."""
+    (unless the compiler quotes it itself, as clang does). ``origin``: for
+    each line the compiler saw, the line of ``path`` it comes from (where
+    included files were spliced in; ``_with_includes``)."""
     log = log.strip().splitlines()
     out = []
     for k, line in enumerate(log):
@@ -104,6 +106,8 @@ def _located_log(log, path, lines):
             out.append(line)
             continue
         row, col = int(found.group(1)), int(found.group(2))
+        if origin and 1 <= row <= len(origin):
+            row = origin[row - 1]
         out.append(line[:found.start()] + f"{path}:{row}:{col}" +
                    line[found.end():])
         quoted = k + 1 < len(log) and 1 <= row <= len(lines) and \
@@ -125,11 +129,27 @@ def _error_log(text):
     return "\n".join(p.strip() for p in parts[1:]) if len(parts) > 1 else text
 
 
+def _with_includes(path, source):
+    """``source`` with each ``#include "x.cl"`` line replaced by x.cl from
+    beside ``path`` (``program.splice_includes``), and for each line of the
+    result the line of ``source`` it comes from (an included file's lines:
+    its ``#include`` line). Compilers disagree on honouring ``#line``, so
+    the log's line numbers are mapped back here instead."""
+    text, origin = [], []
+    for row, line in enumerate(source.splitlines(keepends=True), 1):
+        spliced = splice_includes(line, path.parent)
+        text.append(spliced)
+        origin += [row] * len(spliced.splitlines())
+    return "".join(text), origin
+
+
 def _build_file(context, path, source):
     """Build ``source`` (the text of ``path``) for ``context``: the
     cl.Program and the compiler's log, or a KernelBuildError whose message
-    is the log, located in ``path``."""
-    program = cl.Program(context, source)
+    is the log, located in ``path``. An ``#include "x.cl"`` line takes
+    x.cl from beside ``path``."""
+    text, origin = _with_includes(path, source)
+    program = cl.Program(context, text)
     try:
         with warnings.catch_warnings():   # pyopencl warns of any log
             warnings.simplefilter("ignore", cl.CompilerWarning)
@@ -137,11 +157,12 @@ def _build_file(context, path, source):
     except cl.RuntimeError as err:
         raise KernelBuildError(
             f"{path} does not compile:\n"
-            f"{_located_log(_error_log(str(err)), path, source.splitlines())}"
+            f"{_located_log(_error_log(str(err)), path, source.splitlines(), origin)}"
         ) from None
     log = "\n".join(program.get_build_info(d, cl.program_build_info.LOG).strip()
                     for d in context.devices)
-    return program, _located_log(log.strip(), path, source.splitlines())
+    return program, _located_log(log.strip(), path, source.splitlines(),
+                                 origin)
 
 
 def _buffer_array(where, param, value):
@@ -226,7 +247,7 @@ def run_kernel_file(path, kernel, global_size, args, local_size=None,
 
     queue = queue or manager.default("auto").queue
     context = context_of(queue)
-    guarded = not is_simulator(queue.device.platform)
+    guarded = not device_of(queue).simulator
     program, log = _build_file(context, path, source)
     timing = profiling_queue(queue)
     # each buffer is followed by guard values: as many as the padding

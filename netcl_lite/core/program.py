@@ -3,9 +3,13 @@
 PoCL compiles a program in about a second and each new local size costs
 another half second, so we (1) build lazily, once per context, (2) keep the
 ``cl.Kernel`` objects, and (3) always launch with one of two fixed local
-sizes, ``LOCAL_1D`` or ``LOCAL_2D``. The kernels are kept in the state of
-the queue's context (``core/device.py: state_of``), so they go when the
-last queue of that context goes.
+sizes, ``LOCAL_1D`` or ``LOCAL_2D``. The kernels are kept by the Device
+(``device.programs``, shared by the Devices of one context), so they go
+when the last Device of that context goes.
+
+``launch`` takes a Device or a pyopencl queue (its Device is found), and
+checks every argument against the kernel's signature, which OpenCL itself
+reports (``core/signature.py``).
 
 >>> import numpy as np
 >>> from netcl_lite.core.device import manager
@@ -21,18 +25,21 @@ import pathlib
 import re
 import threading
 import warnings
+from collections import namedtuple
 
 import pyopencl as cl
 
-from netcl_lite.core.device import state_of
-from netcl_lite.core.signature import (check_args, parse_signatures,
+from netcl_lite.core.device import Device, device_of
+from netcl_lite.core.signature import (ARG_INFO, check_args, read_signatures,
                                        scalar_dtypes)
 
 LOCAL_1D = (64,)
 LOCAL_2D = (8, 8)
 LOCAL_FEW = (8,)   # a 1D kernel's work-group when it has few work-items
 
-_signatures = {}  # program name -> {kernel name -> [Param]} (core/signature.py)
+# One built program of a device: {kernel name: cl.Kernel} and
+# {kernel name: Signature} (core/signature.py)
+Program = namedtuple("Program", "kernels signatures")
 # (program, options) -> the compiler's log of its last build, kept for
 # ``python -m netcl_lite.doctor --build-log`` instead of printed: Intel's
 # compiler fills it with vectorizer remarks even when all is well
@@ -98,37 +105,57 @@ def kernel_source(name):
     path = kernel_dir() / f"{name}.cl"
     if not path.is_file():
         raise ValueError(f"no kernel file kernels/{name}.cl")
-    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    return splice_includes(path.read_text(encoding="utf-8"), kernel_dir())
+
+
+def splice_includes(text, folder):
+    """``text`` with each ``#include "x.cl"`` line replaced by the text of
+    ``folder/x.cl`` (itself spliced)."""
+    lines = text.splitlines(keepends=True)
     for i, line in enumerate(lines):
         included = re.match(r'#include "(\w+)\.cl"', line)
         if included:
-            lines[i] = kernel_source(included.group(1)) + "\n"
+            path = pathlib.Path(folder) / f"{included.group(1)}.cl"
+            if not path.is_file():
+                raise ValueError(f"{path.name}, included at line {i + 1}, is "
+                                 f"not in {folder}")
+            lines[i] = splice_includes(path.read_text(encoding="utf-8"),
+                                       folder) + "\n"
     return "".join(lines)
 
 
-def kernels(queue, program, options=()):
-    """Every kernel of one program, built on first use for the queue's
-    context; ``options``: build options, e.g. ``("-DVW=16",)`` (one build
-    each)."""
-    state = state_of(queue)
+def kernels(device, program, options=()):
+    """Every kernel of one program, {name: cl.Kernel}, built on first use
+    for the device (a Device or a queue); ``options``: build options, e.g.
+    ``("-DVW=16",)`` (one build each)."""
+    return _built(device_of(device), program, tuple(options)).kernels
+
+
+def signatures_of(device):
+    """{kernel name: Signature} of every kernel built for the device so far
+    (``core/roofline.py`` names a launch's size arguments with them)."""
+    found = {}
+    for built in list(device_of(device).programs.values()):
+        found.update(built.signatures)
+    return found
+
+
+def _built(device, program, options):
+    """The device's ``Program`` for ``kernels/<program>.cl`` and
+    ``options``, built (and its signatures read) on first use."""
+    key = (program, options)
     with _lock:
-        per_context = state.kernels
-        key = (program, tuple(options))
-        if key not in per_context:
+        found = device.programs.get(key)
+        if found is None:
             source = kernel_source(program)
-            built = build(state.context, source, options)
+            built = build(device.context, source, options + ARG_INFO)
             build_logs[key] = build_log(built)
-            found = {k.function_name: k for k in built.all_kernels()}
-            signatures = parse_signatures(source)   # what launch checks against
-            unread = sorted(set(found) - set(signatures))
-            if unread:
-                raise RuntimeError(f"kernels/{program}.cl: cannot read the "
-                                   f"signature of {unread}")
-            for kname, knl in found.items():   # pyopencl packs the numbers
-                knl.set_scalar_arg_dtypes(scalar_dtypes(signatures[kname]))
-            _signatures[program] = signatures
-            per_context[key] = found
-        return per_context[key]
+            knls = {k.function_name: k for k in built.all_kernels()}
+            signatures = read_signatures(knls, source)
+            for name, knl in knls.items():   # pyopencl packs the numbers
+                knl.set_scalar_arg_dtypes(scalar_dtypes(signatures[name]))
+            found = device.programs[key] = Program(knls, signatures)
+        return found
 
 
 def build(context, source, options=()):
@@ -151,31 +178,35 @@ def build_log(built):
     return "\n".join(logs)
 
 
-def launch(queue, program, name, global_size, local_size, *args, options=()):
-    """Run one kernel; the global size is rounded up to the local size.
+def launch(device, program, name, global_size, local_size, *args,
+           options=()):
+    """Run one kernel on a device (a Device or a pyopencl queue); the
+    global size is rounded up to the local size.
 
     Kernels therefore receive their true sizes as arguments and return early
     for the padding work-items. Every argument is first checked against the
     kernel's signature (``core/signature.py``): Tensors become their
     buffers, Python numbers the kernel's int or float types. ``options``:
-    the program's build options.
+    the program's build options. A kernel the file does not have is a
+    ValueError that lists the ones it has.
     """
-    try:
-        table = queue._netcl_lite.launches    # the queue's state (state_of)
-    except AttributeError:
-        table = state_of(queue).launches
-    key = (program, tuple(options))
-    found = table.get(key)
-    if found is None:
-        found = table[key] = (kernels(queue, program, options),
-                              _signatures[program])
-    knl = found[0][name]
-    args = check_args(f"{program}.cl:{name}", found[1][name], args)
+    if type(device) is not Device:
+        device = device_of(device)
+    if type(options) is not tuple:
+        options = tuple(options)
+    built = device.programs.get((program, options))
+    if built is None:
+        built = _built(device, program, options)
+    knl = built.kernels.get(name)
+    if knl is None:
+        raise ValueError(f"kernels/{program}.cl has no kernel {name!r}; its "
+                         f"kernels are {sorted(built.kernels)}")
+    args = check_args(f"{program}.cl:{name}", built.signatures[name], args)
     if 0 in global_size:
         return
     padded = tuple(-(-g // l) * l for g, l in zip(global_size, local_size))
     with _lock:  # set-args + enqueue as one step (see _lock)
-        knl(queue, padded, local_size, *args)
+        knl(device.queue, padded, local_size, *args)
     for log in _traces.logs:
         log.append(f"{program}.cl:{name}")
 

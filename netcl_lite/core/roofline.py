@@ -16,14 +16,17 @@ This module measures, it computes nothing a model needs:
   than the caches;
 - ``profile(queue, step)``: every kernel that ``step()`` launches, its
   device time (OpenCL profiling events) and its FLOPs and bytes, counted
-  from the launch's own size arguments by ``work`` (the table ``WORK``).
+  from the launch's own size arguments by ``work``.
 
-The counts are a model, stated per kernel in ``WORK``: FLOPs count +, -,
-*, / and one exp, sqrt or max as 1 each; bytes are the compulsory traffic,
-every input read once and every output written once (float32 and int32: 4
-bytes a value). Caches can make a kernel move fewer bytes than that (a
-value read twice from L1), and re-reading a tile makes it move more.
+The counts are a model, written beside each kernel's launch
+(``core/work.py``; the ops register theirs when ``netcl_lite.functional``
+is imported): FLOPs count +, -, *, / and one exp, sqrt or max as 1 each;
+bytes are the compulsory traffic, every input read once and every output
+written once (float32 and int32: 4 bytes a value). Caches can make a
+kernel move fewer bytes than that (a value read twice from L1), and
+re-reading a tile makes it move more.
 
+>>> import netcl_lite.functional      # the ops' counts, beside their launches
 >>> counts = work("matmul_tiled",
 ...               dict(batch=1, M=2048, N=352, K=128, b_bs=0))
 >>> counts                       # 2 M N K FLOPs; 4 (M K + K N + M N) bytes
@@ -35,20 +38,19 @@ value read twice from L1), and re-reading a tile makes it move more.
 (5.0, 20000000000.0, 100000000000.0)
 """
 
-import functools
 from collections import namedtuple
 
 import numpy as np
 import pyopencl as cl
 
-from netcl_lite.core.program import LOCAL_1D, kernel_dir, kernel_source, launch
-from netcl_lite.core.signature import parse_signatures
+from netcl_lite.core.device import device_of
+from netcl_lite.core.program import LOCAL_1D, launch, signatures_of
 from netcl_lite.core.tensor import Tensor
 from netcl_lite.core.tensor_ops import work_items
+from netcl_lite.core.work import FLOAT, counts, work
 
 NACC = 12            # accumulators per work-item in fma_loop (roofline.cl)
 WIDTHS = (4, 8, 16)  # the vector widths fma_loop is built with; the best wins
-FLOAT = 4            # bytes per float32 or int32 value
 
 
 class Roof:
@@ -105,9 +107,9 @@ def fma_work_items(queue):
     """fma_loop's global size: 4 work-groups of LOCAL_1D per compute unit on
     a CPU (each core takes whole work-groups), 32 on a GPU (whose cores each
     keep many work-groups in flight to hide latency)."""
-    device = queue.device
-    per_unit = 4 if device.type == cl.device_type.CPU else 32
-    return device.max_compute_units * per_unit * LOCAL_1D[0]
+    device = device_of(queue)
+    per_unit = 4 if device.kind == "cpu" else 32
+    return device.cl_device.max_compute_units * per_unit * LOCAL_1D[0]
 
 
 def peak_flops(queue, seconds=0.01, repeats=10, widths=WIDTHS):
@@ -146,13 +148,13 @@ def copy_bytes(queue, in_cache=False):
     no more than a quarter of the largest buffer the device allows; with
     ``in_cache``, an eighth of the cache (both arrays fit) and 256 KiB at
     the least."""
-    device = queue.device
-    cache = device.global_mem_cache_size
+    device = device_of(queue)
+    cache = device.cl_device.global_mem_cache_size
     if in_cache:
         size = max(cache // 8, 256 << 10)
     else:
         size = max(4 * cache, 32 << 20)
-    return min(size, device.max_mem_alloc_size // 4) // FLOAT * FLOAT
+    return min(size, device.max_alloc // 4) // FLOAT * FLOAT
 
 
 def copy_bandwidth(queue, nbytes=None, repeats=5):
@@ -179,150 +181,18 @@ def copy_bandwidth(queue, nbytes=None, repeats=5):
     return 2.0 * n * FLOAT / _best_time(timing, run, repeats)
 
 
-# --- FLOPs and bytes of each kernel launch -------------------------------------
-def _visible(Sq, Sk, causal):
-    """How many (query, key) pairs attention scores: all Sq * Sk, or with the
-    causal mask, query i sees keys 0 .. i + (Sk - Sq)."""
-    if not causal:
-        return Sq * Sk
-    return sum(max(0, min(Sk, i + 1 + Sk - Sq)) for i in range(Sq))
-
-
-def _matmul(a):
-    # C (batch, M, N) = A (batch, M, K) @ B (K, N), B shared when b_bs = 0
-    b_count = a["batch"] if a["b_bs"] else 1
-    return (2 * a["batch"] * a["M"] * a["N"] * a["K"],
-            FLOAT * (a["batch"] * (a["M"] * a["K"] + a["M"] * a["N"])
-                     + b_count * a["K"] * a["N"]))
-
-
-# The online softmax of each visible pair (query, key) costs SOFTMAX FLOPs on
-# top of the products: forward, the row max, - m, exp and the sum; backward,
-# - lse, exp, dP - Drow and * P. Per-row work (the rescale by alpha, at most
-# DV per row and block of 64 keys) is left out.
-SOFTMAX = 4
-
-
-def _attention_forward(a):
-    # per visible pair: the score q.k (2 D), the softmax, p v (2 DV); lse2 is
-    # (BH, Sq)
-    BH, Sq, Sk, D, DV = a["BH"], a["Sq"], a["Sk"], a["D"], a["DV"]
-    pairs = BH * _visible(Sq, Sk, a["causal"])
-    return (pairs * (2 * D + 2 * DV + SOFTMAX),
-            FLOAT * (BH * Sq * (D + DV + 1) + BH // a["rep"] * Sk * (D + DV)))
-
-
-def _attention_dq(a):
-    # per pair: the score again (2 D), dP = dO . v (2 DV), P and dS (SOFTMAX),
-    # dq += dS k (2 D); reads q, k (twice: panels and rows), v, o, dO, lse2;
-    # writes dq, drow
-    BH, Sq, Sk, D, DV = a["BH"], a["Sq"], a["Sk"], a["D"], a["DV"]
-    pairs = BH * _visible(Sq, Sk, a["causal"])
-    return (pairs * (4 * D + 2 * DV + SOFTMAX),
-            FLOAT * (BH * Sq * (2 * D + 2 * DV + 2)
-                     + BH // a["rep"] * Sk * (2 * D + DV)))
-
-
-def _attention_dkv(a):
-    # per pair: the score (2 D), dP (2 DV), P and dS (SOFTMAX), dv += p dO
-    # (2 DV), dk += dS q (2 D); reads k, v, q and dO (each as panels and
-    # rows), lse2, drow; writes dk, dv
-    BH = a["BHKV"] * a["rep"]
-    Sq, Sk, D, DV = a["Sq"], a["Sk"], a["D"], a["DV"]
-    pairs = BH * _visible(Sq, Sk, a["causal"])
-    return (pairs * (4 * D + 4 * DV + SOFTMAX),
-            FLOAT * (BH * Sq * (2 * D + 2 * DV + 2)
-                     + 2 * a["BHKV"] * Sk * (D + DV)))
-
-
-def _rows(a):
-    return a["rows"] * a["o3"] if "o3" in a else a["rows"]
-
-
-# kernel name -> (FLOPs, bytes) of one launch, from its size arguments
-# (named as in its .cl signature). Elementwise kernels: FLOPs per value
-# times n, and 4 bytes per value of each buffer they read or write.
-WORK = {
-    "matmul_tiled": _matmul,
-    # copies into panels: every value read once and written once, no FLOPs
-    "matmul_pack_ab": lambda a: (0, 2 * FLOAT * (
-        a["batch"] * a["M"] * a["K"] + a["b_batch"] * a["K"] * a["N"])),
-    "matmul_pack_b": lambda a: (0, 2 * FLOAT * a["batch"] * a["K"] * a["N"]),
-    "flash_attention_forward": _attention_forward,
-    "flash_attention_backward_dq": _attention_dq,
-    "flash_attention_backward_dkv": _attention_dkv,
-    # x (N, S, D) -> panels (N, Sp, D)
-    "flash_attention_pack_panels": lambda a: (0, FLOAT * a["N"] * a["D"] * (
-        a["S"] + a["Sp"])),
-    # logits (N, V): max, subtract, exp, add per value; exps (N, V) written
-    "cross_entropy_forward": lambda a: (4 * a["N"] * a["V"], FLOAT * (
-        2 * a["N"] * a["V"] + 4 * a["N"])),
-    # grad = (exps / s - onehot) * g / N: 2 per value; reads exps, writes grad
-    "cross_entropy_backward": lambda a: (2 * a["N"] * a["V"], FLOAT * (
-        2 * a["N"] * a["V"] + 3 * a["N"] + 1)),
-    "add_forward": lambda a: (a["n"], 3 * FLOAT * a["n"]),
-    "scale_forward": lambda a: (a["n"], 2 * FLOAT * a["n"]),
-    # silu(a) b = a / (1 + e^-|a|) (or e/(1+e)) * b: exp, add, divide, 2 mul
-    "swiglu_forward": lambda a: (5 * a["n"], 3 * FLOAT * a["n"]),
-    # sigmoid (3), grad_b (2), grad_a (6); reads g, a, b; writes two grads
-    "swiglu_backward": lambda a: (11 * a["n"], 5 * FLOAT * a["n"]),
-    # x (R, D): sum of squares (2 D), then x * rstd * w (2 D); rstd (R,)
-    "rms_norm_forward": lambda a: (4 * a["R"] * a["D"], FLOAT * (
-        2 * a["R"] * a["D"] + a["D"] + a["R"])),
-    # per value: the dot (3), grad_x (4), the weight's partial sum (3);
-    # reads g, x; writes grad_x and one (D,) partial per block of rows
-    "rms_norm_backward": lambda a: (10 * a["R"] * a["D"], FLOAT * (
-        3 * a["R"] * a["D"] + a["D"] + a["R"]
-        + -(-a["R"] // a["rows"]) * a["D"])),
-    "rms_norm_backward_weight": lambda a: (a["blocks"] * a["D"], FLOAT * (
-        a["blocks"] + 1) * a["D"]),
-    # a gather of rows: every value read once and written once
-    "permute_forward": lambda a: (0, 2 * FLOAT * _rows(a)),
-    "permute_backward": lambda a: (0, 2 * FLOAT * _rows(a)),
-    # 14 FLOPs per value (adamw.cl); reads p, g, m, v; writes p, m, v
-    "adamw_step": lambda a: (14 * a["n"], 7 * FLOAT * a["n"]),
-    # out (N, D) = table[ids]: N rows read and written, the ids read
-    "embedding_forward": lambda a: (0, FLOAT * (2 * a["N"] * a["D"] + a["N"])),
-    # grad_table[ids[n]] += grad_out[n]: 1 add per value; read g, read and
-    # write the table row
-    "embedding_backward": lambda a: (a["N"] * a["D"], FLOAT * (
-        3 * a["N"] * a["D"] + a["N"])),
-    # a pair (x0, x1) turned by (cos, sin): 4 mul + 2 add; table (S, pairs, 2)
-    "rope_forward": lambda a: (6 * a["rows"] * a["pairs"], FLOAT * 2 * a[
-        "pairs"] * (2 * a["rows"] + a["S"])),
-    "rope_backward": lambda a: (6 * a["rows"] * a["pairs"], FLOAT * 2 * a[
-        "pairs"] * (2 * a["rows"] + a["S"])),
-    "sum_squares_partial": lambda a: (2 * a["n"], FLOAT * (a["n"] + a["parts"])),
-    "sum_partial": lambda a: (a["n"], FLOAT * (a["n"] + a["parts"])),
-    "sum_final": lambda a: (a["parts"], FLOAT * (a["parts"] + 1)),
-    # the bandwidth measurement itself (fma_loop's FLOPs depend on its build
+@counts("copy")
+def _copy_work(a):
+    # n values read and n written (fma_loop's FLOPs depend on its build
     # option VW, which no size argument tells: peak_flops counts them)
-    "copy": lambda a: (0, 2 * FLOAT * a["n"]),
-}
-
-
-def work(kernel, sizes):
-    """(FLOPs, bytes) of one launch of ``kernel`` with these size arguments
-    (a dict by parameter name); None for a kernel ``WORK`` does not count."""
-    count = WORK.get(kernel)
-    return None if count is None else tuple(int(v) for v in count(sizes))
+    return 0, 2 * FLOAT * a["n"]
 
 
 # --- where a step's time goes ---------------------------------------------------
 KernelTime = namedtuple("KernelTime", "name launches flops bytes seconds")
 KernelTime.__doc__ = """One kernel's share of a step: its launches, their
-FLOPs and bytes summed (None when ``WORK`` does not count the kernel), and
-their device time in seconds."""
-
-
-@functools.cache
-def signatures():
-    """Every kernel's parameters, from every kernels/*.cl: name -> [Param]
-    (read once)."""
-    found = {}
-    for path in sorted(kernel_dir().glob("*.cl")):
-        found.update(parse_signatures(kernel_source(path.stem)))
-    return found
+FLOPs and bytes summed (None when nothing counts the kernel: ``work``),
+and their device time in seconds."""
 
 
 def profile(queue, step, steps=3):
@@ -337,7 +207,6 @@ def profile(queue, step, steps=3):
     """
     if not queue.properties & cl.command_queue_properties.PROFILING_ENABLE:
         raise ValueError("profile needs a queue made by profiling_queue(queue)")
-    params = signatures()
     seen = []
     kernel_call = cl.Kernel.__call__
 
@@ -361,6 +230,7 @@ def profile(queue, step, steps=3):
         raise RuntimeError(f"the {steps} steps launched {len(seen)} kernels on "
                            "the queue: not the same sequence every step")
     n = len(seen) // steps
+    params = signatures_of(queue)    # of the kernels built, so those it ran
     names = [s[0] for s in seen]
     if names != names[:n] * steps:
         raise RuntimeError("the steps launched different kernel sequences")

@@ -1,4 +1,4 @@
-"""Kernel signatures, read from the ``.cl`` source, and the check of every
+"""Kernel signatures, as OpenCL reports them, and the check of every
 argument a launch passes against them.
 
 OpenCL itself checks nothing: a float handed to an ``int`` parameter is
@@ -7,6 +7,18 @@ scalar parameter can crash the process. So ``launch`` checks each argument
 as a compiler would, before the kernel runs: the count, buffer or scalar,
 the element type of a buffer, int or float for a scalar, and the range of
 an int. A mismatch is a ValueError naming the kernel and the parameter.
+
+The parameters come from OpenCL itself: a program built with the option
+``-cl-kernel-arg-info`` answers ``clGetKernelArgInfo`` (pyopencl's
+``Kernel.get_arg_info``) with each parameter's name, type and address
+space (``from_kernel``). PoCL 3.0 and 3.1 and Oclgrind 21.10 always do.
+Intel's CPU runtime (2026.2) does for a program compiled from source, but
+not for one that pyopencl loads from its cache of built binaries (every
+process after the first): OpenCL lets it refuse,
+``CL_KERNEL_ARG_INFO_NOT_AVAILABLE``. There the signatures are read from
+the ``.cl`` source instead (``parse_signatures``, regular expressions that
+know the few forms our kernels use); ``read_signatures`` picks, kernel by
+kernel, and ``tests/core/test_kernel_args.py`` checks that both agree.
 
 >>> source = '''
 ... __kernel void scale_forward(__global const float *x, __global float *out,
@@ -40,10 +52,15 @@ INTS = {"char": np.int8, "uchar": np.uint8, "short": np.int16,
 FLOATS = {"float": np.float32, "double": np.float64}
 # element type of a buffer -> the Tensor dtype it holds
 BUFFER_DTYPES = {"float": np.dtype(np.float32), "int": np.dtype(np.int32)}
+# ... and of the raw buffers of quantised weights (core/quantized.py: a
+# block's float16 scales and its byte codes), which are not Tensors
+RAW_BUFFER_DTYPES = {"half": np.dtype(np.float16), "uchar": np.dtype(np.uint8)}
 RANGES = {c: (int(np.iinfo(t).min), int(np.iinfo(t).max)) for c, t in INTS.items()}
 
 # "__kernel void name(...)", also with an attribute or a macro before void
 # ("__kernel WIDE void matmul_tiled(...)", kernels/register_tile.cl)
+ARG_INFO = ("-cl-kernel-arg-info",)   # the build option that keeps them
+
 _KERNEL = re.compile(r"__kernel\b[^;{}]*?\bvoid\s+(\w+)\s*\(([^)]*)\)")
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 
@@ -88,11 +105,50 @@ class Signature(list):
 
 
 def parse_signatures(source):
-    """{kernel name: [Param, ...]} for every ``__kernel`` in a .cl source."""
+    """{kernel name: [Param, ...]} for every ``__kernel`` in a .cl source:
+    the fallback where OpenCL keeps no argument info (see above)."""
     source = _COMMENTS.sub(" ", source)
     return {m.group(1): Signature(_param(p) for p in m.group(2).split(",")
                                   if p.strip())
             for m in _KERNEL.finditer(source)}
+
+
+def from_kernel(kernel):
+    """A built kernel's Signature, from ``Kernel.get_arg_info``: the type
+    name ("float8*", "int") gives the element type, the address space
+    buffer or local memory. A cl.Error when the implementation keeps no
+    argument info."""
+    info, space = cl.kernel_arg_info, cl.kernel_arg_address_qualifier
+    params = []
+    for i in range(kernel.num_args):
+        type_name = kernel.get_arg_info(i, info.TYPE_NAME).strip()
+        name = kernel.get_arg_info(i, info.NAME)
+        ctype = re.sub(r"\d+$", "", type_name.rstrip("*").split()[-1])
+        if not type_name.endswith("*"):
+            params.append(Param(name, "scalar", ctype))
+            continue
+        local = kernel.get_arg_info(i, info.ADDRESS_QUALIFIER) == space.LOCAL
+        params.append(Param(name, "local" if local else "buffer", ctype))
+    return Signature(params)
+
+
+def read_signatures(kernels, source):
+    """{name: Signature} for the built kernels {name: cl.Kernel} of one
+    program: from OpenCL (``from_kernel``) where the implementation keeps
+    the argument info, else parsed from the program's ``source``."""
+    found, parsed = {}, None
+    for name, kernel in kernels.items():
+        try:
+            found[name] = from_kernel(kernel)
+        except cl.Error:          # CL_KERNEL_ARG_INFO_NOT_AVAILABLE
+            parsed = parse_signatures(source) if parsed is None else parsed
+            if name not in parsed:
+                raise RuntimeError(f"cannot read the signature of kernel "
+                                   f"{name!r}: this OpenCL keeps no argument "
+                                   "info, and the source parse missed it"
+                                   ) from None
+            found[name] = parsed[name]
+    return found
 
 
 def scalar_dtypes(params):
@@ -178,13 +234,16 @@ _FLOAT, _INT = BUFFER_DTYPES["float"], BUFFER_DTYPES["int"]
 def _check_one(where, i, p, value):
     """One argument, the full check: its converted value or a ValueError."""
     if p.kind == "buffer":
-        want = BUFFER_DTYPES.get(p.ctype)
+        want = BUFFER_DTYPES.get(p.ctype) or RAW_BUFFER_DTYPES.get(p.ctype)
         dtype = getattr(value, "dtype", None)
         if not hasattr(value, "buffer") or dtype is None or \
                 (want is not None and dtype is not want and dtype != want):
-            what = "a float32" if p.ctype == "float" else f"an {p.ctype}32"
-            _fail(where, i, p, f"a __global {p.ctype} buffer: pass {what} "
-                  "Tensor", value)
+            what = {"float": "a float32 Tensor", "int": "an int32 Tensor",
+                    "half": "the float16 scales of a QuantizedWeight",
+                    "uchar": "the uint8 codes of a QuantizedWeight"}.get(
+                        p.ctype, "a device buffer")
+            _fail(where, i, p, f"a __global {p.ctype} buffer: pass {what}",
+                  value)
         return value.buffer
     if p.kind == "local":
         if not isinstance(value, cl.LocalMemory):

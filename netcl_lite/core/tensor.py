@@ -5,10 +5,10 @@ are always contiguous (row-major), so ``reshape`` is a free view.
 
 >>> import numpy as np
 >>> from netcl_lite.core.device import manager
->>> queue = manager.default("cpu").queue
->>> t = Tensor.from_host(queue, np.arange(6).reshape(2, 3))  # int64 -> int32
->>> t.shape, t.dtype
-((2, 3), dtype('int32'))
+>>> dev = manager.default("cpu")
+>>> t = Tensor.from_host(dev.queue, np.arange(6).reshape(2, 3))  # int64 -> int32
+>>> t.shape, t.dtype, t.device is dev
+((2, 3), dtype('int32'), True)
 >>> t.reshape(3, 2).to_host()
 array([[0, 1],
        [2, 3],
@@ -21,8 +21,7 @@ import resource
 import numpy as np
 import pyopencl as cl
 
-from netcl_lite.core import pool
-from netcl_lite.core.device import context_of, state_of
+from netcl_lite.core.device import device_of
 from netcl_lite.core.program import note_allocation
 
 FLOAT = np.dtype(np.float32)
@@ -87,36 +86,48 @@ def host_bytes_left():
     return max(soft - used, 0)
 
 
-def check_fits(queue, nbytes, what):
+def check_fits(device, nbytes, what):
     """ValueError (naming ``what`` and the bytes) if ``nbytes`` cannot be had.
 
-    Checks the device's largest single allocation, its total memory and, on
-    a CPU device, the process's address-space limit. ``what`` names the
-    request, e.g. "a float32 tensor of shape (60000, 60000)".
+    Checks the device's largest single allocation, its total memory and,
+    where buffers live in this process's memory (a CPU device), the
+    process's address-space limit. ``what`` names the request, e.g. "a
+    float32 tensor of shape (60000, 60000)"; ``device``: a Device or a
+    queue.
 
     >>> from netcl_lite.core.device import manager
-    >>> q = manager.default("cpu").queue
-    >>> check_fits(q, 2**62, "a test")
+    >>> check_fits(manager.default("cpu"), 2**62, "a test")
     Traceback (most recent call last):
     ...
     ValueError: a test would take 4611686018427387904 bytes (4294967296.0 GiB), ...
     """
-    state = state_of(queue)            # the device's sizes, read once
-    limits = [(state.global_mem, "the device's memory (global_mem_size)")]
-    left = host_bytes_left() if state.device_type & cl.device_type.CPU \
-        else None
-    if left is not None:
-        limits.append((left, "what this process may still allocate (ulimit -v)"))
-    for limit, name in limits:
-        if nbytes > limit:
-            raise ValueError(
-                f"{what} would take {nbytes} bytes ({nbytes / 2**30:.1f} GiB), more "
-                f"than {name}: {limit} bytes ({limit / 2**30:.1f} GiB)"
-            )
-    return state.max_alloc
+    device = device_of(device)          # the device's sizes, read once
+    _over(nbytes, device.global_mem, what,
+          "the device's memory (global_mem_size)")
+    if nbytes > device.max_alloc:
+        raise ValueError(
+            f"{what} would take {nbytes} bytes ({nbytes / 2**30:.1f} "
+            f"GiB), more than one buffer may hold on this device "
+            f"(max_mem_alloc_size {device.max_alloc} bytes, "
+            f"{device.max_alloc / 2**30:.1f} GiB)")
+    if device.host_memory:
+        left = host_bytes_left()
+        if left is not None and nbytes > left:
+            device.release_idle()     # idle pooled buffers count as used
+            left = host_bytes_left()
+        if left is not None:
+            _over(nbytes, left, what,
+                  "what this process may still allocate (ulimit -v)")
 
 
-def _checked(queue, shape, dtype):
+def _over(nbytes, limit, what, name):
+    if nbytes > limit:
+        raise ValueError(
+            f"{what} would take {nbytes} bytes ({nbytes / 2**30:.1f} GiB), more "
+            f"than {name}: {limit} bytes ({limit / 2**30:.1f} GiB)")
+
+
+def _checked(device, shape, dtype):
     """(shape, dtype, nbytes) of a new Tensor, or a ValueError naming what
     is wrong: a negative size, a dtype, more bytes than the device or this
     process can have (at least 4 bytes: OpenCL forbids 0)."""
@@ -130,18 +141,7 @@ def _checked(queue, shape, dtype):
     nbytes = max(math.prod(shape) * dtype.itemsize, 4)
     if nbytes > SMALL:      # small ones cannot exhaust a device alone
         what = f"a {dtype.name} tensor of shape {shape}"
-        try:
-            max_alloc = check_fits(queue, nbytes, what)
-        except ValueError:   # idle pooled buffers count as used: free, retry
-            pool.release_idle()
-            max_alloc = check_fits(queue, nbytes, what)
-        if nbytes > max_alloc:
-            raise ValueError(
-                f"{what} would take {nbytes} bytes ({nbytes / 2**30:.1f} "
-                f"GiB), more than one buffer may hold on this device "
-                f"(max_mem_alloc_size {max_alloc} bytes, "
-                f"{max_alloc / 2**30:.1f} GiB)"
-            )
+        check_fits(device, nbytes, what)
         if math.prod(shape) > I32.max:   # kernels take sizes as int
             raise ValueError(
                 f"{what} has {math.prod(shape)} values, more than "
@@ -153,15 +153,18 @@ def _checked(queue, shape, dtype):
 class Tensor:
     """A contiguous float32 or int32 array that lives on an OpenCL device.
 
-    A Tensor made by ``empty`` owns a buffer of the pool (``core/pool.py``):
-    the buffer goes back to the pool when the Tensor and every view of it
-    (``reshape``) are collected. Keep the Tensor, not its ``.buffer``.
+    ``device``: its Device (``core/device.py``); ``queue`` and ``context``
+    are the device's. Wherever a Tensor is made from a ``device``, a
+    pyopencl queue does as well (the queue's Device is found).
+
+    A Tensor made by ``empty`` holds a buffer of the device's pool
+    (``core/pool.py``): its memory goes back to the pool when the buffer
+    object is collected, that is when the Tensor and every view of it
+    (``reshape``) are gone.
     """
 
-    _base = None   # a view's Tensor that owns the buffer (see ``reshape``)
-
-    def __init__(self, queue, buffer, shape, dtype):
-        self.queue = queue
+    def __init__(self, device, buffer, shape, dtype):
+        self.device = device_of(device)
         self.buffer = buffer
         self.shape = tuple(int(s) for s in shape)
         self.dtype = np.dtype(dtype)
@@ -173,60 +176,59 @@ class Tensor:
                 f"cl.Buffer of at least {need} bytes, got "
                 f"{type(buffer).__name__} of {have} bytes"
             )
-        # another Tensor's pooled buffer: hold that Tensor, as a view does
-        self._base = pool.owner_of(buffer)
 
     # --- creation -----------------------------------------------------------
     @classmethod
-    def empty(cls, queue, shape, dtype=FLOAT):
-        """Uninitialised storage (at least 4 bytes: OpenCL forbids 0)."""
-        shape, dtype, nbytes = _checked(queue, shape, dtype)
+    def empty(cls, device, shape, dtype=FLOAT):
+        """Uninitialised storage (at least 4 bytes: OpenCL forbids 0), from
+        the device's pool; ``device``: a Device or a pyopencl queue."""
+        device = device_of(device)
+        shape, dtype, nbytes = _checked(device, shape, dtype)
         t = cls.__new__(cls)
-        t.queue, t.shape, t.dtype = queue, shape, dtype
-        t.buffer = pool.take(queue, nbytes, t)   # core/pool.py: reused if idle,
-        note_allocation(nbytes)                  # back when t goes; seen by
-        return t                                 # open ``trace()``s
-
-    @classmethod
-    def _wrap(cls, queue, buffer, shape, dtype):
-        """A Tensor over a buffer known to fit (no checks: the library's
-        own fast path, 1 us instead of 3). Over another Tensor's buffer,
-        set ``_base`` to that Tensor (``reshape`` does)."""
-        t = cls.__new__(cls)
-        t.queue, t.buffer, t.shape, t.dtype = queue, buffer, shape, dtype
+        t.device, t.shape, t.dtype = device, shape, dtype
+        t.buffer = device.allocate(nbytes)   # core/pool.py: reused if idle
+        note_allocation(nbytes)              # seen by open ``trace()``s
         return t
 
     @classmethod
-    def zeros(cls, queue, shape, dtype=FLOAT):
-        out = cls.empty(queue, shape, dtype)
+    def _wrap(cls, device, buffer, shape, dtype):
+        """A Tensor over a buffer known to fit (no checks: the library's
+        own fast path, 1 us instead of 3)."""
+        t = cls.__new__(cls)
+        t.device, t.buffer, t.shape, t.dtype = device, buffer, shape, dtype
+        return t
+
+    @classmethod
+    def zeros(cls, device, shape, dtype=FLOAT):
+        out = cls.empty(device, shape, dtype)
         pattern = np.zeros(1, dtype=out.dtype)
-        cl.enqueue_fill_buffer(queue, out.buffer, pattern, 0, out.buffer.size)
+        cl.enqueue_fill_buffer(out.queue, out.buffer, pattern, 0,
+                               out.size * out.dtype.itemsize or 4)
         return out
 
     @classmethod
-    def from_host(cls, queue, array):
-        """Copy a numpy array (or anything ``np.asarray`` takes) to the device.
+    def from_host(cls, device, array):
+        """Copy a numpy array (or anything ``np.asarray`` takes) to the
+        device (a Device or a pyopencl queue).
 
         float64 is cast to float32; a finite value beyond float32's range
         (about 3.4e38) raises a ValueError naming it rather than silently
         becoming inf, while inf and NaN pass through unchanged.
         """
-        if not isinstance(queue, cl.CommandQueue):
-            raise ValueError(
-                f"expected a pyopencl CommandQueue, got {type(queue).__name__}"
-            )
+        device = device_of(device)
         array = np.asarray(_to_device_dtype(np.asarray(array)), order="C")
         if not array.size:
-            return cls.empty(queue, array.shape, array.dtype)
-        shape, dtype, nbytes = _checked(queue, array.shape, array.dtype)
-        # The driver copies the values when it creates the buffer. A copy
-        # through the queue (enqueue_copy) would first wait for every kernel
-        # queued before it: mid-step (the targets of a loss) that stalls the
-        # device while Python catches up.
-        buffer = cl.Buffer(context_of(queue), cl.mem_flags.READ_WRITE |
+            return cls.empty(device, array.shape, array.dtype)
+        shape, dtype, nbytes = _checked(device, array.shape, array.dtype)
+        # A buffer of its own, outside the pool: the driver copies the
+        # values when it creates the buffer. A pooled buffer would need a
+        # copy through the queue (enqueue_copy), which waits for every
+        # kernel queued before it: mid-step (the targets of a loss) that
+        # stalls the device while Python catches up.
+        buffer = cl.Buffer(device.context, cl.mem_flags.READ_WRITE |
                            cl.mem_flags.COPY_HOST_PTR, hostbuf=array)
         note_allocation(nbytes)
-        out = cls._wrap(queue, buffer, shape, dtype)
+        out = cls._wrap(device, buffer, shape, dtype)
         if out.dtype is INT:     # ids: keep what was sent (see ``host_ids``)
             out._host = array.copy()
             out._host.flags.writeable = False
@@ -243,24 +245,29 @@ class Tensor:
         """A numpy copy; blocks until every queued kernel has finished."""
         out = np.empty(self.shape, dtype=self.dtype)
         if out.size:
-            cl.enqueue_copy(self.queue, out, self.buffer)
+            cl.enqueue_copy(self.device.queue, out, self.buffer)
         return out
 
     # --- views and facts ----------------------------------------------------
     def reshape(self, *shape):
-        """A view with a new shape (one entry may be -1)."""
+        """A view with a new shape (one entry may be -1); it shares the
+        buffer, which stays in use while either lives."""
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
         shape = resolve_shape(self.shape, shape)      # same element count
-        view = Tensor._wrap(self.queue, self.buffer, shape, self.dtype)
-        view._base = self if self._base is None else self._base  # the owner
+        view = Tensor._wrap(self.device, self.buffer, shape, self.dtype)
         if self.host_ids() is not None:
             view._host = self._host.reshape(shape)
         return view
 
     @property
+    def queue(self):
+        """The device's pyopencl CommandQueue."""
+        return self.device.queue
+
+    @property
     def context(self):
-        return self.queue.context
+        return self.device.context
 
     @property
     def size(self):

@@ -22,9 +22,10 @@ array(6., dtype=float32)
 
 import pyopencl as cl
 
-from netcl_lite.core.device import state_of
+from netcl_lite.core.device import device_of
 from netcl_lite.core.program import LOCAL_1D, ceil_div, launch
 from netcl_lite.core.tensor import Tensor
+from netcl_lite.core.work import FLOAT, counts
 
 PARTS = 64  # pass-1 work-items of a sum: enough to fill the cores, few to add
 # Values per work-item of an elementwise kernel on a CPU (kernels/runs.cl
@@ -34,12 +35,12 @@ PARTS = 64  # pass-1 work-items of a sum: enough to fill the cores, few to add
 CPU_RUN = 256
 
 
-def work_items(queue, n):
-    """How many work-items an elementwise kernel over n values gets: about
-    n / CPU_RUN on a CPU (each loops over a contiguous run), n elsewhere
-    (a GPU, and Oclgrind, which answers to GPU: one value each)."""
-    on_cpu = state_of(queue).device_type == cl.device_type.CPU
-    return ceil_div(n, CPU_RUN) if on_cpu else n
+def work_items(device, n):
+    """How many work-items an elementwise kernel over n values gets on a
+    device (a Device or a queue): about n / CPU_RUN on a CPU (each loops
+    over a contiguous run), n elsewhere (a GPU, and a simulator standing in
+    for one: one value each)."""
+    return ceil_div(n, CPU_RUN) if device_of(device).kind == "cpu" else n
 
 
 def chunks(n):
@@ -51,33 +52,55 @@ def chunks(n):
 
 def add_tensors(a, b):
     """a + b, same shapes (``kernels/elementwise.cl:add_forward``)."""
-    out = Tensor.empty(a.queue, a.shape)
-    launch(a.queue, "elementwise", "add_forward",
-           (work_items(a.queue, a.size),), LOCAL_1D,
+    device = a.device
+    out = Tensor.empty(device, a.shape)
+    launch(device, "elementwise", "add_forward",
+           (work_items(device, a.size),), LOCAL_1D,
            a, b, out, a.size)
     return out
 
 
 def scale_tensor(x, c):
     """c * x for a Python number c (``elementwise.cl:scale_forward``)."""
-    out = Tensor.empty(x.queue, x.shape)
-    launch(x.queue, "elementwise", "scale_forward",
-           (work_items(x.queue, x.size),), LOCAL_1D,
+    device = x.device
+    out = Tensor.empty(device, x.shape)
+    launch(device, "elementwise", "scale_forward",
+           (work_items(device, x.size),), LOCAL_1D,
            x, out, float(c), x.size)
     return out
+
+
+@counts("add_forward")
+def _add_work(a):
+    return a["n"], 3 * FLOAT * a["n"]      # reads a and b, writes out
+
+
+@counts("scale_forward")
+def _scale_work(a):
+    return a["n"], 2 * FLOAT * a["n"]
 
 
 def sum_tensor(x):
     """Sum of every value -> a 0-d Tensor, in two deterministic passes
     (``kernels/reduce.cl``)."""
-    queue, n = x.queue, x.size
+    device, n = x.device, x.size
     parts, chunk = chunks(n)
-    partial = Tensor.empty(queue, (parts,))
-    out = Tensor.empty(queue, ())
-    launch(queue, "reduce", "sum_partial", (parts,), LOCAL_1D,
+    partial = Tensor.empty(device, (parts,))
+    out = Tensor.empty(device, ())
+    launch(device, "reduce", "sum_partial", (parts,), LOCAL_1D,
            x, partial, n, chunk, parts)
-    launch(queue, "reduce", "sum_final", (1,), LOCAL_1D, partial, out, parts)
+    launch(device, "reduce", "sum_final", (1,), LOCAL_1D, partial, out, parts)
     return out
+
+
+@counts("sum_partial")
+def _sum_partial_work(a):
+    return a["n"], FLOAT * (a["n"] + a["parts"])
+
+
+@counts("sum_final")
+def _sum_final_work(a):
+    return a["parts"], FLOAT * (a["parts"] + 1)
 
 
 def last_position(x):
@@ -96,7 +119,7 @@ def last_position(x):
     B, S, D = x.shape
     if S == 1:
         return x
-    out = Tensor.empty(x.queue, (B, 1, D), x.dtype)
+    out = Tensor.empty(x.device, (B, 1, D), x.dtype)
     row = D * x.dtype.itemsize                      # bytes of one position
     if B and row:
         cl.enqueue_copy(x.queue, out.buffer, x.buffer,

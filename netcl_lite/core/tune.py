@@ -20,8 +20,9 @@ The cache is ``$NETCL_TUNE_CACHE`` if set, else
 ``$XDG_CACHE_HOME/netcl_lite/tune.json`` (``~/.cache/netcl_lite/tune.json``).
 ``NETCL_RETUNE=1`` ignores the cached choice and times again (then stores the
 new one); ``NETCL_TUNE=0`` never times and takes the device's first
-candidate. A GPU (or a simulator such as Oclgrind) is never timed: it gets
-the first candidate, a small float4 tile that is valid everywhere.
+candidate. A GPU (or a simulator such as Oclgrind, which stands in for
+one) is never timed: it gets the first candidate, a small float4 tile that
+is valid everywhere.
 
 Every tile in ``TILES`` computes the same products on any device (a float16
 tile on a float4 CPU is only slower), and a shape runs the same kernels
@@ -52,12 +53,10 @@ import os
 import pathlib
 import threading
 import time
-import weakref
 
 import numpy as np
-import pyopencl as cl
 
-from netcl_lite.core.device import state_of
+from netcl_lite.core.device import device_of
 from netcl_lite.core.program import untraced
 from netcl_lite.core.tensor import Tensor
 
@@ -74,12 +73,10 @@ GPU_TILES = [(4, 4, 2)]
 # accept, and what the tests run.
 TILES = list(dict.fromkeys([*(t for ts in CPU_TILES.values() for t in ts),
                             *GPU_TILES]))
-_chosen = {}           # device key -> config, for this process
+_chosen = {}           # device key -> config, for this process (each
+                       # Device keeps its own in ``device.tile``)
 _forced = None         # the config of the innermost ``forced_tile`` block
 _configs = {}          # tile -> its config, one dict per tile (see forced_tile)
-# a queue's state (core/device.py: state_of) -> its config, the fast path;
-# weak keys: the entry goes when the queue (and so its state) goes
-_by_queue = weakref.WeakKeyDictionary()
 _options = {}          # a config's items -> its build options
 _lock = threading.Lock()
 
@@ -92,27 +89,25 @@ def cache_path():
     return pathlib.Path(base) / "netcl_lite" / "tune.json"
 
 
-def device_key(device):
-    """One string per device, driver and kernel version."""
-    return (f"{device.platform.name} | {device.name} | {device.driver_version}"
-            f" | units {device.max_compute_units} | matmul v{VERSION}")
-
-
-def is_cpu(device):
-    """True for a plain CPU device (Oclgrind also answers to GPU: not timed)."""
-    return device.type == cl.device_type.CPU
+def device_key(cl_device):
+    """One string per device (a ``pyopencl.Device``), driver and kernel
+    version."""
+    return (f"{cl_device.platform.name} | {cl_device.name} | "
+            f"{cl_device.driver_version} | units {cl_device.max_compute_units}"
+            f" | matmul v{VERSION}")
 
 
 def candidates(device):
-    """Tiles (VW, TILE_M, TILE_V) worth timing on this device, best guess first.
+    """Tiles (VW, TILE_M, TILE_V) worth timing on a Device, best guess first.
 
-    VW is the device's preferred float vector width (4, 8 or 16). A CPU with
-    16 (AVX-512) may still split each float16 into two 256-bit halves, so the
-    AVX2 tile stays in the list; timing decides.
+    A GPU (and a simulator, which stands in for one: ``kind_of``) gets the
+    GPU tile. On a CPU, VW is the preferred float vector width (4, 8 or
+    16). A CPU with 16 (AVX-512) may still split each float16 into two
+    256-bit halves, so the AVX2 tile stays in the list; timing decides.
     """
-    if not is_cpu(device):
+    if device.kind != "cpu":
         return list(GPU_TILES)
-    width = device.preferred_vector_width_float
+    width = device.cl_device.preferred_vector_width_float
     for vw in (16, 8):
         if width >= vw:
             return list(CPU_TILES[vw])
@@ -236,7 +231,7 @@ def _store(key, entry):
         pass  # a read-only home: tune again next time, still correct
 
 
-def _time_tiles(queue, tiles, square, rounds=5):
+def _time_tiles(device, tiles, square, rounds=5):
     """CPU seconds per TUNE_N^3 product for each tile, best of ``rounds``.
 
     ``square(a, config)`` computes a @ a with the tile ``config`` (the
@@ -247,22 +242,23 @@ def _time_tiles(queue, tiles, square, rounds=5):
     """
     n = TUNE_N
     rng = np.random.default_rng(0)
-    a = Tensor.from_host(queue, rng.standard_normal((n, n)).astype(np.float32))
+    a = Tensor.from_host(device, rng.standard_normal((n, n)).astype(np.float32))
     best = {t: float("inf") for t in tiles}
     for t in tiles:                       # build and warm each one
         square(a, as_config(t))
-    queue.finish()
+    device.queue.finish()
     for _ in range(rounds):
         for t in tiles:
             start = time.process_time()
             square(a, as_config(t))
-            queue.finish()
+            device.queue.finish()
             best[t] = min(best[t], time.process_time() - start)
     return best
 
 
-def matmul_config(queue, square):
-    """The matmul tile for this queue's device: a dict of build macros.
+def matmul_config(device, square):
+    """The matmul tile for a device (a Device or a queue): a dict of build
+    macros, kept in ``device.tile``.
 
     ``square(a, config)``: a @ a with a given tile, used only to time the
     candidates (functional/matmul.py passes its tiled kernel). In order: a
@@ -270,20 +266,18 @@ def matmul_config(queue, square):
     """
     if _forced is not None:               # inside a forced_tile block
         return _forced
-    state = state_of(queue)
-    known = _by_queue.get(state)          # every matmul asks: answer fast
-    if known is not None:
-        return known
-    device = state.device
-    key = device_key(device)
+    device = device_of(device)
+    if device.tile is not None:           # every matmul asks: answer fast
+        return device.tile
+    key = device_key(device.cl_device)
     with _lock:
         if key in _chosen:
-            _by_queue[state] = _chosen[key]
-            return _chosen[key]
+            device.tile = _chosen[key]
+            return device.tile
         tiles = candidates(device)
         choice = tiles[0]
         forced = os.environ.get("NETCL_TILE", "").strip()
-        timed = is_cpu(device) and len(tiles) > 1 and not forced and \
+        timed = device.kind == "cpu" and len(tiles) > 1 and not forced and \
             os.environ.get("NETCL_TUNE", "1") != "0"
         if forced:                        # the whole process, untimed
             choice = parse_tile(forced)
@@ -295,13 +289,12 @@ def matmul_config(queue, square):
             else:
                 start = time.perf_counter()
                 with untraced():          # not the caller's launches
-                    seconds = _time_tiles(queue, tiles, square)
+                    seconds = _time_tiles(device, tiles, square)
                 choice = pick(tiles, seconds)
                 _store(key, {"tile": list(choice),
                              "ms": {str(list(t)): round(s * 1e3, 3)
                                     for t, s in seconds.items()},
                              "margin": MARGIN,
                              "tuning_s": round(time.perf_counter() - start, 2)})
-        _chosen[key] = as_config(choice)
-        _by_queue[state] = _chosen[key]
-        return _chosen[key]
+        _chosen[key] = device.tile = as_config(choice)
+        return device.tile

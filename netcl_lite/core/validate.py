@@ -2,8 +2,9 @@
 so a bad call raises a ValueError that names the offending values and
 changes nothing.
 
-They read only shapes, dtypes and queues, so they accept Tensors and
-autograd nodes alike (both have ``.shape``, ``.dtype`` and ``.queue``).
+They read only shapes, dtypes and devices, so they accept Tensors and
+autograd nodes alike (both have ``.shape``, ``.dtype``, ``.device`` and
+``.queue``).
 
 >>> import numpy as np
 >>> from netcl_lite.core.device import manager
@@ -14,9 +15,19 @@ autograd nodes alike (both have ``.shape``, ``.dtype`` and ``.queue``).
 Traceback (most recent call last):
 ...
 ValueError: embedding: id 7 at flat position 2 is outside [0, V) with V=5
+
+Numbers that configure an op or a module (a head count, an offset, a
+scale) go through ``check_int`` and ``check_number``: one rule for every
+one of them, and the same words in every error.
+
+>>> check_int(True, "MultiHeadAttention", "n_heads", low=1)
+Traceback (most recent call last):
+...
+ValueError: MultiHeadAttention: n_heads must be a positive integer, got True
 """
 
 import math
+import numbers
 
 import numpy as np
 
@@ -24,23 +35,95 @@ from netcl_lite.core.device import context_of
 from netcl_lite.core.tensor import FLOAT
 
 
+def _fail(op, name, what, value):
+    where = f"{op}: " if op else ""
+    raise ValueError(f"{where}{name} must be {what}, got {value!r}")
+
+
+def _int_words(low, high):
+    """How an error names the ints wanted: "a positive integer", "an int
+    >= 0", "an int in [0, 9]"."""
+    if high is not None:
+        return f"an int in [{low}, {high}]" if low is not None else \
+            f"an int <= {high}"
+    if low == 1:
+        return "a positive integer"
+    return "an int" if low is None else f"an int >= {low}"
+
+
+def check_int(value, op, name, low=None, high=None, what=None):
+    """``value`` as an int, else a ValueError naming ``op``, ``name`` and
+    the value. An int is a Python or numpy integer and never a bool
+    (Python counts True as 1, but ``n_heads=True`` is a mistake); ``low``
+    and ``high`` bound it, both included. ``what`` replaces the words for
+    what is wanted ("None or a positive int").
+
+    >>> check_int(np.int64(4), "repeat_kv", "n_rep", low=1)
+    4
+    >>> check_int(2.0, "rope", "offset")
+    Traceback (most recent call last):
+    ...
+    ValueError: rope: offset must be an int, got 2.0
+    """
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) \
+            or (low is not None and value < low) \
+            or (high is not None and value > high):
+        _fail(op, name, what or _int_words(low, high), value)
+    return int(value)
+
+
+def _number_words(low, high, low_open):
+    if low is None:
+        return "a finite number" if high is None else f"a number < {high}"
+    if high is not None:
+        return f"a number in {'(' if low_open else '['}{low}, {high})"
+    if low_open:
+        return "a positive number" if low == 0 else f"a number > {low}"
+    return f"a number >= {low}"
+
+
+def check_number(value, op, name, low=None, high=None, low_open=False,
+                 what=None):
+    """``value`` as a float, else a ValueError naming ``op``, ``name`` and
+    the value: a finite real number (a bool is not one), at least ``low``
+    (more than ``low`` with ``low_open``) and below ``high``.
+
+    >>> check_number(0.9, "AdamW", "beta1", 0.0, 1.0)
+    0.9
+    >>> check_number(0, "clip_grad_norm", "max_norm", 0, low_open=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: clip_grad_norm: max_norm must be a positive number, got 0
+    """
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) \
+        and math.isfinite(value)
+    if ok and low is not None:
+        ok = value > low if low_open else value >= low
+    if ok and high is not None:
+        ok = value < high
+    if not ok:
+        _fail(op, name, what or _number_words(low, high, low_open), value)
+    return float(value)
+
+
 def check_tensors(tensors, dtype=FLOAT, op="op"):
-    """Every Tensor was made on the first one's command queue and has
-    ``dtype`` (``dtype=None``: any dtype).
+    """Every Tensor was made on the first one's device (its command queue)
+    and has ``dtype`` (``dtype=None``: any dtype).
 
     One queue per op, even for queues of one context: an input from another
     queue is a ValueError naming both queues. The op does not synchronise
     the two instead, because the buffer pool (``core/pool.py``) could not
-    make that safe: a buffer that goes back to one queue's pool is reused by
-    that queue's next op at once, which is safe only because that queue
+    make that safe: a buffer that goes back to one device's pool is reused
+    by that device's next op at once, which is safe only because its queue
     runs in order; a kernel queued on the other queue may still be reading
     it. Copy the values over (``to_host`` and ``from_host``) to move a
-    Tensor to another queue.
+    Tensor to another queue. (Two Devices of one queue, two pyopencl
+    objects for it, are one queue.)
     """
-    queue = tensors[0].queue
+    device = tensors[0].device
     for i, t in enumerate(tensors):
-        if t.queue is not queue:
-            same_queue(t, queue, op, f"input {i}", "input 0")
+        if t.device is not device:
+            same_queue(t, device.queue, op, f"input {i}", "input 0")
         if dtype is not None and t.dtype is not dtype and t.dtype != dtype:
             raise ValueError(f"{op}: input {i} has dtype {t.dtype}, need {dtype}")
 

@@ -17,8 +17,11 @@ from netcl_lite.functional.elementwise import add, mul, scale
 from netcl_lite.functional.embedding import embedding
 from netcl_lite.functional.flash_attention import flash_attention
 from netcl_lite.functional.flash_attention_simple import flash_attention_simple
+from netcl_lite.functional.linear import linear
 from netcl_lite.functional.matmul import (matmul, matmul_register_tile,
                                           matmul_simple)
+from netcl_lite.functional.quantized import quantized_matmul
+from netcl_lite.functional.quantized_embedding import quantized_embedding
 from netcl_lite.functional.reduce import sum
 from netcl_lite.functional.repeat_kv import repeat_kv
 from netcl_lite.functional.rms_norm import rms_norm
@@ -31,7 +34,7 @@ from netcl_lite.functional.swiglu import swiglu
 __all__ = [
     # elementwise, reductions, products
     "add", "mul", "scale", "sum", "matmul", "matmul_simple",
-    "matmul_register_tile",
+    "matmul_register_tile", "linear",
     # shapes
     "reshape", "permute", "transpose", "concat",
     # attention
@@ -40,4 +43,6 @@ __all__ = [
     "rope", "repeat_kv",
     # layers and losses
     "embedding", "rms_norm", "silu", "swiglu", "cross_entropy",
+    # quantised weights (chapter 14)
+    "quantized_matmul", "quantized_embedding",
 ]

@@ -102,7 +102,7 @@ def scores(q, k):
     return _scores(q, k)
 
 
-def window_bias(queue, shape, window):
+def window_bias(device, shape, window):
     """(..., Sq, Sk): -inf where key j is W or more before query i's own
     position p = i + (Sk - Sq) (j <= p - W), 0 elsewhere. Added to the
     scores, it is the window's half of the mask; the causal half stays
@@ -111,13 +111,13 @@ def window_bias(queue, shape, window):
     p = np.arange(Sq)[:, None] + (Sk - Sq)                # (Sq, 1)
     old = np.arange(Sk)[None, :] <= p - window            # (Sq, Sk)
     bias = np.where(old, -np.inf, 0.0).astype(np.float32)
-    return Tensor.from_host(queue, np.broadcast_to(bias, shape))
+    return Tensor.from_host(device, np.broadcast_to(bias, shape))
 
 
 def _weights(q, k, causal, c, window=0):
     logits = scale_op(_scores(q, k), c)                  # (..., Sq, Sk)
     if window:                                           # sliding window
-        logits = add(logits, window_bias(q.queue, logits.shape, window))
+        logits = add(logits, window_bias(q.device, logits.shape, window))
     return softmax(logits, causal=causal)                # (..., Sq, Sk)
 
 
@@ -142,7 +142,7 @@ def _naive(q, k, v, causal, c, window=0):
     *lead, Sq, _ = q.shape
     shape = (*lead, Sq, k.shape[-2])
     n = 5 if window else 3
-    check_fits(q.queue, n * math.prod(shape) * FLOAT.itemsize,
+    check_fits(q.device, n * math.prod(shape) * FLOAT.itemsize,
                f"attention_naive's {n} float32 {shape} score matrices")
     A = _weights(q, k, causal, c, window)                # (..., Sq, Sk)
     return matmul(A, v)                                  # (..., Sq, dv)
@@ -195,8 +195,8 @@ def scaled_dot_product_attention(q, k, v, causal=True, scale=None, window=None):
                                     Oclgrind
         outside this op:
         F.flash_attention           rows 3 and 4 (``fused_attention``); d or
-                                    dv > 256 is a ValueError; fast=False:
-                                    the simple kernel, any d
+                                    dv > 256 is a ValueError; kernel=
+                                    "simple": the simple kernel, any d
         FusedDecoder (inference/)   decode.cl: decode_attention, one new row
                                     per sequence against its fixed-size cache,
                                     no autograd (``inference/decoder.py``)

@@ -23,13 +23,14 @@ import math
 from netcl_lite.autograd import nodes, record
 from netcl_lite.core.program import LOCAL_2D, launch
 from netcl_lite.core.tensor import Tensor
+from netcl_lite.core.validate import check_int
+from netcl_lite.core.work import FLOAT, counts
 
 
 def _check(a, b, axis):
     ndim = len(a.shape)
-    if isinstance(axis, bool) or not isinstance(axis, int) \
-            or not -ndim <= axis < ndim:
-        raise ValueError(f"concat: axis {axis!r} out of range for shape {a.shape}")
+    check_int(axis, "concat", "axis", -ndim, ndim - 1,
+              what=f"an int in [{-ndim}, {ndim - 1}] for shape {a.shape}")
     axis %= ndim
     if len(b.shape) != ndim or any(
             sa != sb for i, (sa, sb) in enumerate(zip(a.shape, b.shape))
@@ -45,20 +46,26 @@ def concat(a, b, axis=0):
     """a and b joined along ``axis`` (negative counts from the end)."""
     a, b = nodes(a, b, op="concat")
     axis = _check(a, b, axis)
-    queue = a.queue
+    device = a.device
     R = math.prod(a.shape[:axis])            # rows: every index before axis
     A = math.prod(a.shape[axis:])            # a's part of a row
     Bn = math.prod(b.shape[axis:])           # b's part of a row
     shape = list(a.shape)
     shape[axis] += b.shape[axis]
-    out = Tensor.empty(queue, shape)         # (..., Sa + Sb, ...)
-    launch(queue, "concat", "concat_forward", (A + Bn, R), LOCAL_2D,
+    out = Tensor.empty(device, shape)        # (..., Sa + Sb, ...)
+    launch(device, "concat", "concat_forward", (A + Bn, R), LOCAL_2D,
            a.value, b.value, out, R, A, Bn)
 
     def backward(g):
-        ga, gb = Tensor.empty(queue, a.shape), Tensor.empty(queue, b.shape)
-        launch(queue, "concat", "concat_backward", (A + Bn, R), LOCAL_2D,
+        ga, gb = Tensor.empty(device, a.shape), Tensor.empty(device, b.shape)
+        launch(device, "concat", "concat_backward", (A + Bn, R), LOCAL_2D,
                g, ga, gb, R, A, Bn)
         return ga, gb
 
     return record(out, (a, b), backward, "concat")
+
+
+@counts("concat_forward", "concat_backward")
+def _concat_work(a):
+    # a copy: R rows of A + Bn values read and written
+    return 0, 2 * FLOAT * a["R"] * (a["A"] + a["Bn"])

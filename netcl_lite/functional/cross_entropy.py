@@ -24,6 +24,7 @@ from netcl_lite.core.program import LOCAL_1D, launch
 from netcl_lite.core.tensor import INT, Tensor
 from netcl_lite.core.tensor_ops import scale_tensor, sum_tensor
 from netcl_lite.core.validate import check_ids, min_ndim
+from netcl_lite.core.work import FLOAT, counts
 
 
 def _check(logits, targets):
@@ -50,20 +51,33 @@ def cross_entropy(logits, targets):
     """Mean of -log softmax(logits)[target] over every row -> shape ()."""
     logits, targets = nodes(logits, targets, dtype=None, op="cross_entropy")
     _check(logits, targets)
-    queue = logits.queue
+    device = logits.device
     V = logits.shape[-1]
     N = targets.value.size                         # rows: (..., V) -> (N, V)
-    loss_rows = Tensor.empty(queue, (N,))
-    row_sum = Tensor.empty(queue, (N,))            # sum exp(logit - max)
-    exps = Tensor.empty(queue, (N, V))             # exp(logit - max)
-    launch(queue, "cross_entropy", "cross_entropy_forward", (N,), LOCAL_1D,
+    loss_rows = Tensor.empty(device, (N,))
+    row_sum = Tensor.empty(device, (N,))           # sum exp(logit - max)
+    exps = Tensor.empty(device, (N, V))            # exp(logit - max)
+    launch(device, "cross_entropy", "cross_entropy_forward", (N,), LOCAL_1D,
            logits.value, targets.value, loss_rows, row_sum, exps, N, V)
     out = scale_tensor(sum_tensor(loss_rows), 1.0 / N)   # shape ()
 
     def backward(g):
-        gl = Tensor.empty(queue, logits.shape)
-        launch(queue, "cross_entropy", "cross_entropy_backward", (N,), LOCAL_1D,
+        gl = Tensor.empty(device, logits.shape)
+        launch(device, "cross_entropy", "cross_entropy_backward", (N,), LOCAL_1D,
                g, exps, targets.value, row_sum, gl, N, V, 1.0 / N)
         return gl, None
 
     return record(out, (logits, targets), backward, "cross_entropy")
+
+
+@counts("cross_entropy_forward")
+def _forward_work(a):
+    # logits (N, V): max, subtract, exp, add per value; exps (N, V) written
+    return 4 * a["N"] * a["V"], FLOAT * (2 * a["N"] * a["V"] + 4 * a["N"])
+
+
+@counts("cross_entropy_backward")
+def _backward_work(a):
+    # grad = (exps / s - onehot) * g / N: 2 per value; reads exps, writes grad
+    return (2 * a["N"] * a["V"],
+            FLOAT * (2 * a["N"] * a["V"] + 3 * a["N"] + 1))

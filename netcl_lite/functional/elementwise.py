@@ -15,6 +15,7 @@ from netcl_lite.core.program import LOCAL_1D, launch
 from netcl_lite.core.tensor import Tensor
 from netcl_lite.core.tensor_ops import add_tensors, scale_tensor, work_items
 from netcl_lite.core.validate import same_shape
+from netcl_lite.core.work import FLOAT, counts
 
 
 def add(a, b):
@@ -33,19 +34,30 @@ def mul(a, b):
     """a * b elementwise, same shapes."""
     a, b = nodes(a, b, op="mul")
     same_shape(a, b, "mul")
-    queue, n = a.queue, a.value.size
-    out = Tensor.empty(queue, a.shape)
-    items = work_items(queue, n)   # about 256 values each on a CPU
-    launch(queue, "elementwise", "mul_forward", (items,), LOCAL_1D,
+    device, n = a.device, a.value.size
+    out = Tensor.empty(device, a.shape)
+    items = work_items(device, n)  # about 256 values each on a CPU
+    launch(device, "elementwise", "mul_forward", (items,), LOCAL_1D,
            a.value, b.value, out, n)
 
     def backward(g):
-        ga, gb = Tensor.empty(queue, a.shape), Tensor.empty(queue, b.shape)
-        launch(queue, "elementwise", "mul_backward", (items,), LOCAL_1D,
+        ga, gb = Tensor.empty(device, a.shape), Tensor.empty(device, b.shape)
+        launch(device, "elementwise", "mul_backward", (items,), LOCAL_1D,
                g, a.value, b.value, ga, gb, n)
         return ga, gb
 
     return record(out, (a, b), backward, "mul")
+
+
+@counts("mul_forward")
+def _forward_work(a):
+    return a["n"], 3 * FLOAT * a["n"]
+
+
+@counts("mul_backward")
+def _backward_work(a):
+    # g b and g a; reads g, a, b; writes two grads
+    return 2 * a["n"], 5 * FLOAT * a["n"]
 
 
 def scale(x, c):

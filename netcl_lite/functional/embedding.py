@@ -23,6 +23,7 @@ from netcl_lite.autograd import nodes, record
 from netcl_lite.core.program import LOCAL_1D, launch
 from netcl_lite.core.tensor import INT, Tensor
 from netcl_lite.core.validate import check_ids
+from netcl_lite.core.work import FLOAT, counts
 
 
 def embedding(table, ids):
@@ -36,16 +37,29 @@ def embedding(table, ids):
         raise ValueError(f"embedding: ids must be int32, got {ids.dtype}")
     V, D = table.shape
     check_ids(ids.value, V, "embedding")
-    queue = table.queue
+    device = table.device
     N = ids.value.size                             # tokens, ids flattened
-    out = Tensor.empty(queue, (*ids.shape, D))     # (..., D)
-    launch(queue, "embedding", "embedding_forward", (N,), LOCAL_1D,
+    out = Tensor.empty(device, (*ids.shape, D))    # (..., D)
+    launch(device, "embedding", "embedding_forward", (N,), LOCAL_1D,
            table.value, ids.value, out, N, D)
 
     def backward(g):
-        gt = Tensor.zeros(queue, (V, D))
-        launch(queue, "embedding", "embedding_backward", (D,), LOCAL_1D,
+        gt = Tensor.zeros(device, (V, D))
+        launch(device, "embedding", "embedding_backward", (D,), LOCAL_1D,
                g, ids.value, gt, N, D)
         return gt, None
 
     return record(out, (table, ids), backward, "embedding")
+
+
+@counts("embedding_forward")
+def _forward_work(a):
+    # out (N, D) = table[ids]: N rows read and written, the ids read
+    return 0, FLOAT * (2 * a["N"] * a["D"] + a["N"])
+
+
+@counts("embedding_backward")
+def _backward_work(a):
+    # grad_table[ids[n]] += grad_out[n]: 1 add per value; read g, read and
+    # write the table row
+    return a["N"] * a["D"], FLOAT * (3 * a["N"] * a["D"] + a["N"])

@@ -12,7 +12,7 @@ keeps (its logsumexp), FlashAttention-2 style.
 
 GQA: query head h reads kv head h // (H // HKV) straight from k and v, no
 copies; when q and k have the same leading dims it is plain attention.
-``fast=False`` runs the plain kernel of the same algorithm instead
+``kernel="simple"`` runs the plain kernel of the same algorithm instead
 (``flash_attention_simple.py``): the one to read first. A GPU runs the plain
 one in any case: the fast kernel is shaped for a CPU (``fused_attention``).
 Which kernel runs in each case: the table in
@@ -34,14 +34,13 @@ array([[10.  ,  1.  ],
 """
 
 import math
-import numbers
-
-import pyopencl as cl
+import warnings
 
 from netcl_lite.autograd import nodes, record
 from netcl_lite.core.program import LOCAL_1D, ceil_div, launch, local_1d
 from netcl_lite.core.tensor import Tensor
-from netcl_lite.core.validate import check_qkv
+from netcl_lite.core.validate import check_number, check_qkv
+from netcl_lite.core.work import FLOAT, SOFTMAX, counts, visible
 from netcl_lite.functional.flash_attention_simple import (check_window,
                                                           simple_attention)
 
@@ -49,10 +48,8 @@ from netcl_lite.functional.flash_attention_simple import (check_window,
 # rows, a backward one TR rows; keys come in panels of TC
 RT, TR, TC = 2, 6, 16
 DMAX = 256       # the kernel's largest head dim
+KERNELS = (None, "simple")   # flash_attention's kernel=: the device's, plain
 LOG2E = 1.4426950408889634
-# Device types that are not a CPU, or not only one: Oclgrind reports
-# CPU | GPU | ACCELERATOR at once, and stands in for a GPU here.
-NOT_A_CPU = cl.device_type.GPU | cl.device_type.ACCELERATOR
 
 
 def score_scale(d, scale=None, op="attention"):
@@ -64,11 +61,8 @@ def score_scale(d, scale=None, op="attention"):
     """
     if scale is None:
         return 1.0 / math.sqrt(d)
-    if isinstance(scale, bool) or not (isinstance(scale, numbers.Real) and
-                                       math.isfinite(scale) and scale > 0):
-        raise ValueError(f"{op}: scale must be a positive number or None, "
-                         f"got {scale!r}")
-    return float(scale)
+    return check_number(scale, op, "scale", 0, low_open=True,
+                        what="a positive number or None")
 
 
 def _round16(n):
@@ -77,10 +71,16 @@ def _round16(n):
 
 def _pack_panels(x, N, S, D):
     """x (N, S, D) -> (N, S16/16, D, 16): 16 rows side by side, zero padded."""
-    out = Tensor.empty(x.queue, (N, _round16(S) // TC, D, TC))
-    launch(x.queue, "flash_attention", "flash_attention_pack_panels",
+    out = Tensor.empty(x.device, (N, _round16(S) // TC, D, TC))
+    launch(x.device, "flash_attention", "flash_attention_pack_panels",
            (out.size // TC,), LOCAL_1D, x, out, N, S, D, _round16(S))
     return out
+
+
+@counts("flash_attention_pack_panels")
+def _pack_panels_work(a):
+    # x (N, S, D) read, panels (N, Sp, D) written
+    return 0, FLOAT * a["N"] * a["D"] * (a["S"] + a["Sp"])
 
 
 def _pack_rows(x, N, S, D):
@@ -88,29 +88,48 @@ def _pack_rows(x, N, S, D):
     When S and D are multiples of 16 already, that is x itself: no copy."""
     if S == _round16(S) and D == _round16(D):
         return x
-    out = Tensor.empty(x.queue, (N, _round16(S), _round16(D)))
-    launch(x.queue, "flash_attention", "flash_attention_pack_rows",
+    out = Tensor.empty(x.device, (N, _round16(S), _round16(D)))
+    launch(x.device, "flash_attention", "flash_attention_pack_rows",
            (N * _round16(S),), LOCAL_1D, x, out, N, S, D, _round16(S),
            _round16(D))
     return out
 
 
-def flash_attention(q, k, v, causal=True, fast=True, scale=None, window=None):
+@counts("flash_attention_pack_rows")
+def _pack_rows_work(a):
+    # x (N, S, D) read, zero-padded rows (N, Sp, DP) written
+    return 0, FLOAT * a["N"] * (a["S"] * a["D"] + a["Sp"] * a["DP"])
+
+
+def flash_attention(q, k, v, causal=True, kernel=None, scale=None,
+                    window=None, fast=None):
     """softmax(q k^T / sqrt(d) + M) v, fused; see the module docstring.
 
-    ``scale`` replaces 1/sqrt(d) when given (the kernels take it as an
-    argument). ``window`` W (causal only): query i sees the W keys up to
-    its own position, as in ``F.scaled_dot_product_attention``. Memory:
-    O(S d) per head (the output, one logsumexp per row, packed copies of k
-    and v); never (Sq, Sk). d and dv are at most 256 for the fast kernel;
-    ``fast=False`` runs the plain one (any d), and so does a GPU
-    (``fused_attention`` chooses).
+    ``kernel``: None lets the device choose (``fused_attention``: the fast
+    kernel, flash_attention.cl, on a CPU; the plain one elsewhere);
+    "simple" runs the plain one, flash_attention_simple.cl, on any device
+    and at any d. ``scale`` replaces 1/sqrt(d) when given (the kernels
+    take it as an argument). ``window`` W (causal only): query i sees the W
+    keys up to its own position, as in ``F.scaled_dot_product_attention``.
+    Memory: O(S d) per head (the output, one logsumexp per row, packed
+    copies of k and v); never (Sq, Sk). d and dv are at most 256 for the
+    fast kernel. ``fast=False``, the old spelling of ``kernel="simple"``,
+    still works and warns (DeprecationWarning).
     """
+    if fast is not None:
+        warnings.warn('flash_attention: fast= is deprecated; say which '
+                      'kernel: kernel="simple" (fast=False) or kernel=None '
+                      '(fast=True)', DeprecationWarning, stacklevel=2)
+        if kernel is None and not fast:
+            kernel = "simple"
+    if kernel not in KERNELS:
+        raise ValueError(f"flash_attention: kernel must be one of {KERNELS}, "
+                         f"got {kernel!r}")
     q, k, v = nodes(q, k, v, dtype=None, op="flash_attention")
     batch, H, HKV = check_qkv("flash_attention", q, k, v)
     sm = score_scale(q.shape[-1], scale, "flash_attention")
     w = check_window(window, causal, k.shape[-2], "flash_attention")
-    if not fast:
+    if kernel == "simple":
         return simple_attention(q, k, v, causal, batch, H, HKV, sm, window=w)
     D, DV = q.shape[-1], v.shape[-1]
     if D > DMAX or DV > DMAX:
@@ -121,17 +140,15 @@ def flash_attention(q, k, v, causal=True, fast=True, scale=None, window=None):
 
 def kernel_for(device):
     """"fast" (kernels/flash_attention.cl) or "simple"
-    (kernels/flash_attention_simple.cl): the kernel for a ``pyopencl.Device``
-    (only its ``type`` is read). The rule, and why, is ``fused_attention``'s.
+    (kernels/flash_attention_simple.cl): the kernel for a Device (its
+    ``kind`` is read, which ``core/device.py: kind_of`` decides: Oclgrind
+    stands in for a GPU). The rule, and why, is ``fused_attention``'s.
 
     >>> from types import SimpleNamespace
-    >>> kernel_for(SimpleNamespace(type=cl.device_type.CPU))
-    'fast'
-    >>> kernel_for(SimpleNamespace(type=cl.device_type.GPU))
-    'simple'
+    >>> kernel_for(SimpleNamespace(kind="cpu")), kernel_for(SimpleNamespace(kind="gpu"))
+    ('fast', 'simple')
     """
-    cpu = device.type & cl.device_type.CPU
-    return "fast" if cpu and not device.type & NOT_A_CPU else "simple"
+    return "fast" if device.kind == "cpu" else "simple"
 
 
 def fused_attention(q, k, v, causal, batch, H, HKV, sm=None, window=0):
@@ -141,7 +158,7 @@ def fused_attention(q, k, v, causal, batch, H, HKV, sm=None, window=0):
 
     The kernel that suits the device: flash_attention.cl (``fast_attention``)
     on a CPU, flash_attention_simple.cl (``simple_attention``) on anything
-    else. ``F.flash_attention`` (fast=True) comes here, and so does
+    else. ``F.flash_attention`` (kernel=None) comes here, and so does
     ``F.scaled_dot_product_attention`` after its own rules; the table of
     every case is in its docstring (functional/attention.py).
 
@@ -160,7 +177,7 @@ def fused_attention(q, k, v, causal, batch, H, HKV, sm=None, window=0):
     practical rule (``kernel_for``). Both kernels record the op
     "flash_attention", so a tape reads the same on every device.
     """
-    if kernel_for(q.queue.device) == "simple":
+    if kernel_for(q.device) == "simple":
         return simple_attention(q, k, v, causal, batch, H, HKV, sm,
                                 op="flash_attention", window=window)
     return fast_attention(q, k, v, causal, batch, H, HKV, sm, window)
@@ -173,19 +190,19 @@ def fast_attention(q, k, v, causal, batch, H, HKV, sm=None, window=0):
     Sk, DV = k.shape[-2], v.shape[-1]
     rep = H // HKV
     BH, BHKV = batch * H, batch * HKV
-    queue = q.queue
+    device = q.device
     sm = score_scale(D) if sm is None else sm      # 1/sqrt(D) by default
     c = LOG2E * sm
     causal = bool(causal)
     kt = _pack_panels(k.value, BHKV, Sk, D)        # (BHKV, Sk16/16, D, 16)
     vr = _pack_rows(v.value, BHKV, Sk, DV)         # (BHKV, Sk16, DV16)
-    out = Tensor.empty(queue, (*q.shape[:-1], DV))  # (..., H, Sq, DV)
-    lse2 = Tensor.empty(queue, (BH, Sq))           # one number per query row
+    out = Tensor.empty(device, (*q.shape[:-1], DV))  # (..., H, Sq, DV)
+    lse2 = Tensor.empty(device, (BH, Sq))          # one number per query row
     # 12 rows per work-item share each block of k and v; 6 when that would
     # leave under 16 work-groups of 64 to share out between the cores
     rt = RT if BH * ceil_div(Sq, RT * TR) >= 16 * 64 else 1
     items = BH * ceil_div(Sq, rt * TR)
-    launch(queue, "flash_attention", "flash_attention_forward",
+    launch(device, "flash_attention", "flash_attention_forward",
            (items,), local_1d(items), q.value, kt, vr, out, lse2,
            BH, rep, Sq, Sk, _round16(Sk), D, DV, _round16(DV), c, causal, rt,
            window)
@@ -196,10 +213,10 @@ def fast_attention(q, k, v, causal, batch, H, HKV, sm=None, window=0):
         kt = _pack_panels(kv, BHKV, Sk, D)         # (BHKV, Sk16/16, D, 16)
         kr = _pack_rows(kv, BHKV, Sk, D)           # (BHKV, Sk16, D16)
         vt = _pack_panels(vv, BHKV, Sk, DV)        # (BHKV, Sk16/16, DV, 16)
-        gq = Tensor.empty(queue, q.shape)
-        drow = Tensor.empty(queue, (BH, Sq))       # rowsum(dO * O)
+        gq = Tensor.empty(device, q.shape)
+        drow = Tensor.empty(device, (BH, Sq))      # rowsum(dO * O)
         items = BH * ceil_div(Sq, TR)
-        launch(queue, "flash_attention", "flash_attention_backward_dq",
+        launch(device, "flash_attention", "flash_attention_backward_dq",
                (items,), local_1d(items), qv, kt, kr, vt, out, g, lse2,
                gq, drow, BH, rep, Sq, Sk, _round16(Sk), D, _round16(D), DV,
                c, sm, causal, window)
@@ -208,13 +225,48 @@ def fast_attention(q, k, v, causal, batch, H, HKV, sm=None, window=0):
         qr = _pack_rows(qv, BH, Sq, D)             # (BH, Sq16, D16)
         gt = _pack_panels(g, BH, Sq, DV)           # (BH, Sq16/16, DV, 16)
         gr = _pack_rows(g, BH, Sq, DV)             # (BH, Sq16, DV16)
-        gk = Tensor.empty(queue, k.shape)
-        gv = Tensor.empty(queue, v.shape)
+        gk = Tensor.empty(device, k.shape)
+        gv = Tensor.empty(device, v.shape)
         items = BHKV * ceil_div(Sk, TR)
-        launch(queue, "flash_attention", "flash_attention_backward_dkv",
+        launch(device, "flash_attention", "flash_attention_backward_dkv",
                (items,), local_1d(items), kv, vv, qt, qr, gt, gr, lse2,
                drow, gk, gv, BHKV, rep, Sq, Sk, _round16(Sq), D, _round16(D),
                DV, _round16(DV), c, sm, causal, window)
         return gq, gk, gv
 
     return record(out, (q, k, v), backward, "flash_attention")
+
+
+@counts("flash_attention_forward")
+def _forward_work(a):
+    # per visible pair: the score q.k (2 D), the softmax, p v (2 DV); lse2 is
+    # (BH, Sq)
+    BH, Sq, Sk, D, DV = a["BH"], a["Sq"], a["Sk"], a["D"], a["DV"]
+    pairs = BH * visible(Sq, Sk, a["causal"])
+    return (pairs * (2 * D + 2 * DV + SOFTMAX),
+            FLOAT * (BH * Sq * (D + DV + 1) + BH // a["rep"] * Sk * (D + DV)))
+
+
+@counts("flash_attention_backward_dq")
+def _dq_work(a):
+    # per pair: the score again (2 D), dP = dO . v (2 DV), P and dS (SOFTMAX),
+    # dq += dS k (2 D); reads q, k (twice: panels and rows), v, o, dO, lse2;
+    # writes dq, drow
+    BH, Sq, Sk, D, DV = a["BH"], a["Sq"], a["Sk"], a["D"], a["DV"]
+    pairs = BH * visible(Sq, Sk, a["causal"])
+    return (pairs * (4 * D + 2 * DV + SOFTMAX),
+            FLOAT * (BH * Sq * (2 * D + 2 * DV + 2)
+                     + BH // a["rep"] * Sk * (2 * D + DV)))
+
+
+@counts("flash_attention_backward_dkv")
+def _dkv_work(a):
+    # per pair: the score (2 D), dP (2 DV), P and dS (SOFTMAX), dv += p dO
+    # (2 DV), dk += dS q (2 D); reads k, v, q and dO (each as panels and
+    # rows), lse2, drow; writes dk, dv
+    BH = a["BHKV"] * a["rep"]
+    Sq, Sk, D, DV = a["Sq"], a["Sk"], a["D"], a["DV"]
+    pairs = BH * visible(Sq, Sk, a["causal"])
+    return (pairs * (4 * D + 4 * DV + SOFTMAX),
+            FLOAT * (BH * Sq * (2 * D + 2 * DV + 2)
+                     + 2 * a["BHKV"] * Sk * (D + DV)))

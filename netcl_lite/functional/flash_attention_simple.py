@@ -26,7 +26,7 @@ a CPU, too much for a GPU work-item).
 >>> Q = Tensor.from_host(queue, [[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
 >>> K = Tensor.from_host(queue, [[1.0, 0.0], [1.0, 1.0], [0.0, 2.0]])
 >>> V = Tensor.from_host(queue, [[10.0, 1.0], [20.0, 2.0], [30.0, 3.0]])
->>> O = F.flash_attention(Q, K, V, causal=True, fast=False)   # the plain kernel
+>>> O = F.flash_attention(Q, K, V, causal=True, kernel="simple")   # plain
 >>> np.round(O.value.to_host().astype(float), 2)
 array([[10.  ,  1.  ],
        [18.04,  1.8 ],
@@ -34,12 +34,12 @@ array([[10.  ,  1.  ],
 """
 
 import math
-import numbers
 
 from netcl_lite.autograd import nodes, record
 from netcl_lite.core.program import LOCAL_1D, launch
 from netcl_lite.core.tensor import Tensor
-from netcl_lite.core.validate import check_qkv
+from netcl_lite.core.validate import check_int, check_qkv
+from netcl_lite.core.work import FLOAT, SOFTMAX, counts, visible
 
 
 def check_window(window, causal, Sk, op="attention"):
@@ -60,10 +60,7 @@ def check_window(window, causal, Sk, op="attention"):
     """
     if window is None:
         return 0
-    if isinstance(window, bool) or not isinstance(window, numbers.Integral) \
-            or window < 1:
-        raise ValueError(f"{op}: window must be None or a positive int, got "
-                         f"{window!r}")
+    check_int(window, op, "window", low=1, what="None or a positive int")
     if not causal:
         raise ValueError(f"{op}: window={window} needs causal=True (a window "
                          f"is causal)")
@@ -81,27 +78,59 @@ def simple_attention(q, k, v, causal, batch, H, HKV, scale=None,
     rep = H // HKV                          # GQA: query heads per kv head
     BH, BHKV = batch * H, batch * HKV
     scale = 1.0 / math.sqrt(D) if scale is None else scale
-    queue, causal = q.queue, bool(causal)
-    out = Tensor.empty(queue, (*q.shape[:-1], DV))   # (..., H, Sq, DV)
-    lse = Tensor.empty(queue, (BH, Sq))              # log sum_j exp(s_ij)
-    launch(queue, "flash_attention_simple", "flash_attention_simple_forward",
+    device, causal = q.device, bool(causal)
+    out = Tensor.empty(device, (*q.shape[:-1], DV))  # (..., H, Sq, DV)
+    lse = Tensor.empty(device, (BH, Sq))             # log sum_j exp(s_ij)
+    launch(device, "flash_attention_simple", "flash_attention_simple_forward",
            (BH * Sq,), LOCAL_1D, q.value, k.value, v.value, out, lse,
            BH, rep, Sq, Sk, D, DV, scale, causal, window)
 
     def backward(g):
-        gq, gk, gv = (Tensor.empty(queue, x.shape) for x in (q, k, v))
-        delta = Tensor.empty(queue, (BH, Sq))        # rowsum(dO * O)
-        launch(queue, "flash_attention_simple",
+        gq, gk, gv = (Tensor.empty(device, x.shape) for x in (q, k, v))
+        delta = Tensor.empty(device, (BH, Sq))       # rowsum(dO * O)
+        launch(device, "flash_attention_simple",
                "flash_attention_simple_backward_dq", (BH * Sq,), LOCAL_1D,
                q.value, k.value, v.value, out, g, lse, gq, delta,
                BH, rep, Sq, Sk, D, DV, scale, causal, window)
-        launch(queue, "flash_attention_simple",
+        launch(device, "flash_attention_simple",
                "flash_attention_simple_backward_dkv", (BHKV * Sk,), LOCAL_1D,
                q.value, k.value, v.value, g, lse, delta, gk, gv,
                BHKV, rep, Sq, Sk, D, DV, scale, causal, window)
         return gq, gk, gv
 
     return record(out, (q, k, v), backward, op)
+
+
+@counts("flash_attention_simple_forward")
+def _forward_work(a):
+    # per visible pair: the score q.k (2 D), the softmax, p v (2 DV); reads
+    # q, k, v, writes out and lse (BH, Sq)
+    BH, Sq, Sk, D, DV = a["BH"], a["Sq"], a["Sk"], a["D"], a["DV"]
+    pairs = BH * visible(Sq, Sk, a["causal"])
+    return (pairs * (2 * D + 2 * DV + SOFTMAX),
+            FLOAT * (BH * Sq * (D + DV + 1) + BH // a["rep"] * Sk * (D + DV)))
+
+
+@counts("flash_attention_simple_backward_dq")
+def _dq_work(a):
+    # per pair: the score (2 D), dP = dO . v (2 DV), P and dS (SOFTMAX),
+    # dq += dS k (2 D); reads q, out, dO, lse, k, v; writes dq and delta
+    BH, Sq, Sk, D, DV = a["BH"], a["Sq"], a["Sk"], a["D"], a["DV"]
+    pairs = BH * visible(Sq, Sk, a["causal"])
+    return (pairs * (4 * D + 2 * DV + SOFTMAX),
+            FLOAT * (BH * Sq * (2 * D + 2 * DV + 2)
+                     + BH // a["rep"] * Sk * (D + DV)))
+
+
+@counts("flash_attention_simple_backward_dkv")
+def _dkv_work(a):
+    # per pair: the score (2 D), dP (2 DV), P and dS (SOFTMAX), dv += p dO
+    # (2 DV), dk += dS q (2 D); reads q, dO, lse, delta, k, v; writes dk, dv
+    BH = a["BHKV"] * a["rep"]
+    Sq, Sk, D, DV = a["Sq"], a["Sk"], a["D"], a["DV"]
+    pairs = BH * visible(Sq, Sk, a["causal"])
+    return (pairs * (4 * D + 4 * DV + SOFTMAX),
+            FLOAT * (BH * Sq * (D + DV + 2) + 2 * a["BHKV"] * Sk * (D + DV)))
 
 
 def flash_attention_simple(q, k, v, causal=True, window=None):

@@ -18,8 +18,8 @@ one (one work-item per output value): the chapters read it and the tests use
 it as the oracle. ``matmul_register_tile`` is the rung above it: a work-item
 keeps a 4 x 8 block of C in registers and reads A and B in place, bounds
 tested, so each number it loads serves several multiply-adds; it runs only
-when asked (``fast="tile"``, or ``F.matmul_register_tile``) and gives the
-same sums as the simple one, in the same order.
+when asked (``kernel="register_tile"``, or ``F.matmul_register_tile``) and
+gives the same sums as the simple one, in the same order.
 ``matmul_tiled`` keeps a tile of C in vector registers
 (``kernels/register_tile.cl``; about 0.8-1x numpy's speed on a CPU), reads
 A and B in place or from packed panels (``matmul_pack_a``, ``_b``, ``_ab``);
@@ -29,13 +29,15 @@ fewer than FEW_ROWS (8) rows, such as the one new token of KV-cache
 decoding. Which of the two runs depends on the shape only, never on the
 tile, so every tile runs the same kernels (a tile of 14 rows packs 8-13 rows
 of A into one zero-padded panel instead).
-``F.matmul(a, b, fast=False)`` (or ``F.matmul_simple``) forces the simple one,
-``fast="tile"`` (or ``F.matmul_register_tile``) the register tile:
+``kernel=`` names the kernel when the shape should not choose:
+``F.matmul(a, b, kernel="simple")`` (or ``F.matmul_simple``), "register_tile"
+(or ``F.matmul_register_tile``), or "tiled" (``matmul_tiled``, and
+``matmul_few_rows`` for fewer than FEW_ROWS rows):
 
 >>> F.matmul_simple(a, a).value.to_host()
 array([[ 7., 10.],
        [15., 22.]], dtype=float32)
->>> F.matmul(a, a, fast="tile").value.to_host()
+>>> F.matmul(a, a, kernel="register_tile").value.to_host()
 array([[ 7., 10.],
        [15., 22.]], dtype=float32)
 """
@@ -50,6 +52,7 @@ from netcl_lite.core.program import (LOCAL_1D, LOCAL_2D, ceil_div, launch,
 from netcl_lite.core.tensor import Tensor
 from netcl_lite.core.tune import matmul_config, options
 from netcl_lite.core.validate import min_ndim
+from netcl_lite.core.work import FLOAT, counts
 
 FAST_MIN_MNK = 48 ** 3  # below: the simple kernel is faster (one launch, no tile)
 FEW_ROWS = 8            # M below this: matmul_few_rows, for every tile (and the
@@ -64,8 +67,8 @@ RT_M, RT_N = 4, 8       # the block of C per work-item of matmul_register_tile
 
 def matmul_simple_strided(a, b, batch, M, N, K, a_strides, b_strides):
     """C (batch, M, N) = A @ B, one work-item per value of C."""
-    out = Tensor.empty(a.queue, (batch, M, N))
-    launch(a.queue, "matmul", "matmul_forward", (N, batch * M), LOCAL_2D,
+    out = Tensor.empty(a.device, (batch, M, N))
+    launch(a.device, "matmul", "matmul_forward", (N, batch * M), LOCAL_2D,
            a, b, out, batch, M, N, K, *a_strides, *b_strides)
     return out
 
@@ -73,8 +76,8 @@ def matmul_simple_strided(a, b, batch, M, N, K, a_strides, b_strides):
 def matmul_register_tile_strided(a, b, batch, M, N, K, a_strides, b_strides):
     """C (batch, M, N) = A @ B, one RT_M x RT_N block of C per work-item,
     A and B read in place through their strides (any shape)."""
-    out = Tensor.empty(a.queue, (batch, M, N))
-    launch(a.queue, "matmul", "matmul_register_tile",
+    out = Tensor.empty(a.device, (batch, M, N))
+    launch(a.device, "matmul", "matmul_register_tile",
            (ceil_div(N, RT_N), batch * ceil_div(M, RT_M)), LOCAL_2D,
            a, b, out, batch, M, N, K, *a_strides, *b_strides)
     return out
@@ -84,14 +87,14 @@ def matmul_few_rows_strided(a, b, batch, M, N, K, a_strides, b_strides,
                             config=None):
     """C (batch, M, N) = A @ B for a few rows of A (decoding: M = 1): one
     work-item per FEW_V vectors of one row of C, B's rows streamed."""
-    cfg = config or tile_config(a.queue)
+    cfg = config or tile_config(a.device)
     VW = cfg["VW"]
     NC = max(1, min(FEW_V, N // VW)) * VW     # columns per work-item
     b_bs, b_rs, b_cs = b_strides
     vec = int(b_cs == 1 and N % VW == 0
               and b_rs % VW == 0 and b_bs % VW == 0)
-    out = Tensor.empty(a.queue, (batch, M, N))
-    launch(a.queue, "matmul", "matmul_few_rows", (batch * M * ceil_div(N, NC),),
+    out = Tensor.empty(a.device, (batch, M, N))
+    launch(a.device, "matmul", "matmul_few_rows", (batch * M * ceil_div(N, NC),),
            LOCAL_1D, a, b, out, batch, M, N, K, np.int64(a_strides[0]),
            a_strides[1], a_strides[2], np.int64(b_bs), b_rs, b_cs, vec,
            options=options(cfg))
@@ -143,10 +146,10 @@ def _a_in_place(K, a_strides):
     return a_strides[2] == 1 or K <= PACK_MIN_K
 
 
-def tile_config(queue):
-    """The register tile for this queue's device (core/tune.py chooses it,
-    timing a few candidates with ``_square`` on first use)."""
-    return matmul_config(queue, _square)
+def tile_config(device):
+    """The register tile for a device, a Device or a queue (core/tune.py
+    chooses it, timing a few candidates with ``_square`` on first use)."""
+    return matmul_config(device, _square)
 
 
 def _square(a, config):
@@ -164,8 +167,8 @@ def matmul_tiled_strided(a, b, batch, M, N, K, a_strides, b_strides, config=None
     zero-padded panel: read in place, the last panel would shift back to
     end at row M and start before row 0.
     """
-    queue = a.queue
-    cfg = config or tile_config(queue)
+    device = a.device
+    cfg = config or tile_config(device)
     VW, MR = cfg["VW"], cfg["TILE_M"]
     NR = cfg["TILE_V"] * VW
     opts = options(cfg)
@@ -174,7 +177,7 @@ def matmul_tiled_strided(a, b, batch, M, N, K, a_strides, b_strides, config=None
                                        b_strides, cfg)
     if K == 0:
         return matmul_simple_strided(a, b, batch, M, N, K, a_strides, b_strides)
-    out = Tensor.empty(queue, (batch, M, N))
+    out = Tensor.empty(device, (batch, M, N))
     if N == 0:
         return out
     PM, PN = ceil_div(M, MR), ceil_div(N, NR)
@@ -190,51 +193,83 @@ def matmul_tiled_strided(a, b, batch, M, N, K, a_strides, b_strides, config=None
     aq, a_st, a_packed = a, a_strides, 0
     bq, b_bs, b_ps, ldb, b_packed = b, b_strides[0], NR, b_strides[1], 0
     if pack_a:   # copy A (or A^T) into zero-padded panels of MR rows, once
-        aq = Tensor.empty(queue, (batch, PM, K, MR))
+        aq = Tensor.empty(device, (batch, PM, K, MR))
         a_st, a_packed = (PM * K * MR, 1, MR), 1
     if pack_b:   # copy B (or B^T) into zero-padded panels of NR columns, once
-        bq = Tensor.empty(queue, (b_batch, PN, K, NR))
+        bq = Tensor.empty(device, (b_batch, PN, K, NR))
         b_bs = 0 if b_batch == 1 else PN * K * NR
         b_ps, ldb, b_packed = K * NR, NR, 1
     a_args = (np.int64(a_strides[0]), a_strides[1], a_strides[2])
     b_args = (np.int64(b_strides[0]), b_strides[1], b_strides[2])
     if pack_a and pack_b:   # both in one launch (the weight gradient)
-        launch(queue, "matmul", "matmul_pack_ab",
+        launch(device, "matmul", "matmul_pack_ab",
                (batch * PM + b_batch * PN, k_blocks), LOCAL_2D, a, b, aq, bq,
                batch, b_batch, M, N, K, *a_args, *b_args, options=opts)
     elif pack_a:
-        launch(queue, "matmul", "matmul_pack_a", (batch * PM, k_blocks),
+        launch(device, "matmul", "matmul_pack_a", (batch * PM, k_blocks),
                LOCAL_2D, a, aq, batch, M, K, *a_args, options=opts)
     elif pack_b:
-        launch(queue, "matmul", "matmul_pack_b", (b_batch * PN, k_blocks),
+        launch(device, "matmul", "matmul_pack_b", (b_batch * PN, k_blocks),
                LOCAL_2D, b, bq, b_batch, K, N, *b_args, options=opts)
     RB = _row_blocks(batch, PM, PN)
     items = batch * ceil_div(PM, RB) * PN
-    launch(queue, "matmul", "matmul_tiled", (items,), local_1d(items),
+    launch(device, "matmul", "matmul_tiled", (items,), local_1d(items),
            aq, bq, out, batch, M, N, K, RB, np.int64(a_st[0]), a_st[1],
            a_st[2], np.int64(b_bs), np.int64(b_ps), ldb, b_packed, a_packed,
            options=opts)
     return out
 
 
-def matmul_strided(a, b, batch, M, N, K, a_strides, b_strides, fast=None):
+@counts("matmul_forward", "matmul_register_tile", "matmul_few_rows",
+        "matmul_tiled")
+def _product_work(a):
+    # C (batch, M, N) = A (batch, M, K) @ B (K, N): 2 M N K FLOPs; A, B and
+    # C each moved once (A shared when a_bs = 0, B when b_bs = 0; the
+    # packed A of matmul_tiled has no a_bs: never shared)
+    a_count = a["batch"] if a.get("a_bs", 1) else 1
+    b_count = a["batch"] if a["b_bs"] else 1
+    return (2 * a["batch"] * a["M"] * a["N"] * a["K"],
+            FLOAT * (a_count * a["M"] * a["K"] + b_count * a["K"] * a["N"]
+                     + a["batch"] * a["M"] * a["N"]))
+
+
+@counts("matmul_pack_ab")
+def _pack_ab_work(a):
+    # copies into panels: every value read once and written once, no FLOPs
+    return 0, 2 * FLOAT * (a["batch"] * a["M"] * a["K"]
+                           + a["b_batch"] * a["K"] * a["N"])
+
+
+@counts("matmul_pack_a")
+def _pack_a_work(a):
+    return 0, 2 * FLOAT * a["batch"] * a["M"] * a["K"]
+
+
+@counts("matmul_pack_b")
+def _pack_b_work(a):
+    return 0, 2 * FLOAT * a["batch"] * a["K"] * a["N"]
+
+
+# matmul's kernel= names: the ladder of kernels/matmul.cl, simplest first
+KERNELS = {"simple": matmul_simple_strided,
+           "register_tile": matmul_register_tile_strided,
+           "tiled": matmul_tiled_strided}
+
+
+def matmul_strided(a, b, batch, M, N, K, a_strides, b_strides, kernel=None):
     """C (batch, M, N) = A @ B for raw buffers read through strides.
 
     Element (b, i, k) of A is ``a[b*a_bs + i*a_rs + k*a_cs]`` with
-    ``a_strides = (a_bs, a_rs, a_cs)``; likewise B. ``fast=None`` picks the
-    tiled kernel when M*N*K >= FAST_MIN_MNK (``matmul_few_rows`` when
+    ``a_strides = (a_bs, a_rs, a_cs)``; likewise B. ``kernel=None`` picks
+    "tiled" when M*N*K >= FAST_MIN_MNK (``matmul_few_rows`` when
     M < FEW_ROWS), and ``matmul_few_rows`` for M < FEW_ROWS rows times a
-    matrix of N*K >= FEW_ROWS_MIN_NK; True/False force a path, "tile" the
-    register tile (``matmul_register_tile``).
+    matrix of N*K >= FEW_ROWS_MIN_NK, else "simple"; a name in KERNELS
+    forces that kernel.
     """
-    if fast is None:
-        fast = M * N * K >= FAST_MIN_MNK or (
-            M < FEW_ROWS and N * K >= FEW_ROWS_MIN_NK)
-    if isinstance(fast, str) and fast == "tile":
-        run = matmul_register_tile_strided
-    else:
-        run = matmul_tiled_strided if fast else matmul_simple_strided
-    return run(a, b, batch, M, N, K, a_strides, b_strides)
+    if kernel is None:
+        kernel = "tiled" if M * N * K >= FAST_MIN_MNK or (
+            M < FEW_ROWS and N * K >= FEW_ROWS_MIN_NK) else "simple"
+    return KERNELS[kernel](a, b, batch, M, N, K, a_strides, b_strides)
 
 
 def _check(a, b):
@@ -251,14 +286,15 @@ def _check(a, b):
         )
 
 
-def matmul(a, b, fast=None):
-    """a @ b, batched over the leading dims (``fast``: see matmul_strided;
-    the backward's two products take the same ``fast``)."""
+def matmul(a, b, kernel=None):
+    """a @ b, batched over the leading dims (``kernel``: None, the shape
+    chooses, or one of KERNELS; see matmul_strided. The backward's two
+    products take the same ``kernel``)."""
     a, b = nodes(a, b, op="matmul")
-    if not (fast is None or isinstance(fast, (bool, np.bool_))
-            or isinstance(fast, str) and fast == "tile"):
-        raise ValueError(f'matmul: fast must be None, True, False or "tile", '
-                         f"got {fast!r}")
+    if kernel is not None and (not isinstance(kernel, str)
+                               or kernel not in KERNELS):
+        raise ValueError(f"matmul: kernel must be None or one of "
+                         f"{sorted(KERNELS)}, got {kernel!r}")
     _check(a, b)
     *lead, M, K = a.shape
     N = b.shape[-1]
@@ -271,15 +307,15 @@ def matmul(a, b, fast=None):
     av, bv = a.value, b.value
     b_bs = 0 if shared_b else K * N
     out = matmul_strided(av, bv, batch, M, N, K, (M * K, K, 1),
-                         (b_bs, N, 1), fast).reshape(out_shape)
+                         (b_bs, N, 1), kernel).reshape(out_shape)
 
     def backward(g):
         # grad_a = g @ b^T : (batch, M, N) @ (batch, N, K); b^T read by strides
         ga = matmul_strided(g, bv, batch, M, K, N,
-                            (M * N, N, 1), (b_bs, 1, N), fast)
+                            (M * N, N, 1), (b_bs, 1, N), kernel)
         # grad_b = a^T @ g : (batch, K, M) @ (batch, M, N)
         gb = matmul_strided(av, g, batch, K, N, M,
-                            (M * K, 1, K), (M * N, N, 1), fast)
+                            (M * K, 1, K), (M * N, N, 1), kernel)
         return ga.reshape(a.shape), gb.reshape(b.shape)
 
     return record(out, (a, b), backward, "matmul")
@@ -287,11 +323,11 @@ def matmul(a, b, fast=None):
 
 def matmul_simple(a, b):
     """``matmul`` on the simple kernel only (the chapters' version, the oracle)."""
-    return matmul(a, b, fast=False)
+    return matmul(a, b, kernel="simple")
 
 
 def matmul_register_tile(a, b):
     """``matmul`` on the register tile only (``matmul_register_tile`` in
     kernels/matmul.cl, the rung between the simple kernel and the fast one),
     forward and gradients."""
-    return matmul(a, b, fast="tile")
+    return matmul(a, b, kernel="register_tile")

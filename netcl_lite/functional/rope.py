@@ -21,58 +21,63 @@ array([[1.    , 0.    ],
        [0.8776, 0.4794]], dtype=float32)
 """
 
-import math
-import numbers
 import threading
 
 import numpy as np
 
 from netcl_lite.autograd import nodes, record
-from netcl_lite.core.device import state_of
+from netcl_lite.core.device import device_of
 from netcl_lite.core.program import LOCAL_1D, launch
 from netcl_lite.core.tensor import I32, Tensor
-from netcl_lite.core.validate import min_ndim
+from netcl_lite.core.validate import check_int, check_number, min_ndim
+from netcl_lite.core.work import FLOAT, counts
 
 I32_MAX = I32.max  # positions are int32 in the kernel
 
 
 _tables_lock = threading.Lock()
-TABLES_KEPT = 32   # per queue: a training loop asks for the same few;
+TABLES_KEPT = 32   # per device: a training loop asks for the same few;
                    # decoding, a new one per token, asked for by every
                    # layer's q and k
 
 
-def rope_table(queue, S, pairs, base, offset, scale=1.0):
+def rope_table(device, S, pairs, base, offset, scale=1.0):
     """(cos, sin) of scale * (offset + s) * theta_i, every s, i -> (S, pairs, 2).
 
     Computed once and kept (the last TABLES_KEPT are): every layer, and q
     and k within one, turn by the same angles.
     """
     key = (S, pairs, base, offset, scale)
-    with _tables_lock:   # kept in the queue's state: they go with the queue
-        tables = tables_of(queue)
+    with _tables_lock:   # kept by the Device: they go with it
+        tables = tables_of(device)
         table = tables.pop(key, None)
         if table is None:
-            table = _rope_table(queue, S, pairs, base, offset, scale)
+            table = _rope_table(device, S, pairs, base, offset, scale)
         tables[key] = table             # the most recently used goes last
         while len(tables) > TABLES_KEPT:
             del tables[next(iter(tables))]
     return table
 
 
-def tables_of(queue):
-    """The angle tables kept for ``queue``: {(S, pairs, base, offset,
-    scale): table}, oldest first."""
-    return state_of(queue).kept.setdefault("rope tables", {})
+def tables_of(device):
+    """The angle tables kept for a device (a Device or a queue): {(S,
+    pairs, base, offset, scale): table}, oldest first."""
+    return device_of(device).kept.setdefault("rope tables", {})
 
 
-def _rope_table(queue, S, pairs, base, offset, scale):
+def _rope_table(device, S, pairs, base, offset, scale):
     base_hi = float(np.float32(base))
     base_lo = float(np.float32(base - base_hi))  # the part float32 drops
-    table = Tensor.empty(queue, (S, pairs, 2))
-    launch(queue, "rope", "rope_table", (S * pairs,), LOCAL_1D,
+    table = Tensor.empty(device, (S, pairs, 2))
+    launch(device, "rope", "rope_table", (S * pairs,), LOCAL_1D,
            table, S, pairs, offset, base_hi, base_lo, scale)
     return table
+
+
+@counts("rope_table")
+def _table_work(a):
+    # per pair and position: the angle (2 mul), its cos and sin; (S, pairs, 2)
+    return 4 * a["S"] * a["pairs"], 2 * FLOAT * a["S"] * a["pairs"]
 
 
 def _check(x, base, offset, scale=1.0):
@@ -80,32 +85,28 @@ def _check(x, base, offset, scale=1.0):
     S, d = x.shape[-2:]
     if d % 2:
         raise ValueError(f"rope: the last dim d={d} must be even (it holds pairs)")
-    if isinstance(offset, bool) or not isinstance(offset, (int, np.integer)):
-        raise ValueError(f"rope: offset must be an int, got {offset!r}")
+    check_int(offset, "rope", "offset")
     if offset < 0 or offset + S > I32_MAX:
         raise ValueError(
             f"rope: positions offset={offset} .. offset+S-1={offset + S - 1} "
             f"must lie in [0, {I32_MAX}]"
         )
-    if not (isinstance(base, numbers.Real) and math.isfinite(base) and base > 0):
-        raise ValueError(f"rope: base must be a positive number, got {base!r}")
-    if isinstance(scale, bool) or not (isinstance(scale, numbers.Real) and
-                                       math.isfinite(scale) and scale >= 0):
-        raise ValueError(f"rope: scale must be a number >= 0, got {scale!r}")
+    check_number(base, "rope", "base", 0, low_open=True)
+    check_number(scale, "rope", "scale", 0)
 
 
 def rope(x, base=10000.0, offset=0, scale=1.0):
     """Rotate the interleaved pairs of x (..., S, d) by their (scaled) position."""
     (x,) = nodes(x, op="rope")
     _check(x, base, offset, scale)
-    queue = x.queue
+    device = x.device
     S, d = x.shape[-2:]
     pairs = d // 2
     rows = x.value.size // d if d else 0        # every (..., s) row
-    table = rope_table(queue, S, pairs, float(base), int(offset),
+    table = rope_table(device, S, pairs, float(base), int(offset),
                        float(scale))                   # (S, d/2, 2)
-    out = Tensor.empty(queue, x.shape)
-    launch(queue, "rope", "rope_forward", (rows,), LOCAL_1D,
+    out = Tensor.empty(device, x.shape)
+    launch(device, "rope", "rope_forward", (rows,), LOCAL_1D,
            x.value, table, out, rows, S, pairs)
 
     def backward(g):
@@ -116,7 +117,14 @@ def rope(x, base=10000.0, offset=0, scale=1.0):
 
 def rope_backward(g, table, rows, S, pairs):
     """grad_x: grad_out turned back by -m * theta_i (a rotation's inverse)."""
-    gx = Tensor.empty(g.queue, g.shape)
-    launch(g.queue, "rope", "rope_backward", (rows,), LOCAL_1D,
+    gx = Tensor.empty(g.device, g.shape)
+    launch(g.device, "rope", "rope_backward", (rows,), LOCAL_1D,
            g, table, gx, rows, S, pairs)
     return gx
+
+
+@counts("rope_forward", "rope_backward")
+def _rope_work(a):
+    # a pair (x0, x1) turned by (cos, sin): 4 mul + 2 add; table (S, pairs, 2)
+    return (6 * a["rows"] * a["pairs"],
+            FLOAT * 2 * a["pairs"] * (2 * a["rows"] + a["S"]))

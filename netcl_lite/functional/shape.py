@@ -21,6 +21,7 @@ array([[ 2.,  3.],
 from netcl_lite.autograd import nodes, record
 from netcl_lite.core.program import LOCAL_1D, launch
 from netcl_lite.core.tensor import Tensor, resolve_shape
+from netcl_lite.core.work import FLOAT, counts
 
 MAX_DIMS = 4  # the kernel works on shapes padded to 4-D
 
@@ -105,26 +106,33 @@ def permute(x, axes):
     """
     (x,) = nodes(x, op="permute")
     axes = _normalize_axes(x.shape, axes, "permute")
-    queue, n = x.queue, x.value.size
+    device, n = x.device, x.value.size
     out_shape = tuple(x.shape[a] for a in axes)
     if _keeps_order(x.shape, axes):
         old = x.shape
         return record(x.value.reshape(out_shape), (x,),
                       lambda g: (g.reshape(old),), "permute")
     args = _launch_args(x.shape, axes)
-    out = Tensor.empty(queue, out_shape)
+    out = Tensor.empty(device, out_shape)
     rows = n // args[2] if n else 0                # rows of o3 output values
-    launch(queue, "permute", "permute_forward", (rows,), LOCAL_1D,
+    launch(device, "permute", "permute_forward", (rows,), LOCAL_1D,
            x.value, out, *args, rows)
 
     def backward(g):
-        gx = Tensor.empty(queue, x.shape)
+        gx = Tensor.empty(device, x.shape)
         # the same index map as the forward, walked as a scatter
-        launch(queue, "permute", "permute_backward", (rows,), LOCAL_1D,
+        launch(device, "permute", "permute_backward", (rows,), LOCAL_1D,
                g, gx, *args, rows)
         return (gx,)
 
     return record(out, (x,), backward, "permute")
+
+
+@counts("permute_forward", "permute_backward")
+def _permute_work(a):
+    # a gather of rows: every value read once and written once
+    rows = a["rows"] * a["o3"] if "o3" in a else a["rows"]
+    return 0, 2 * FLOAT * rows
 
 
 def transpose(x, dim0, dim1):

@@ -16,20 +16,33 @@ from netcl_lite.autograd import nodes, record
 from netcl_lite.core.program import LOCAL_1D, launch
 from netcl_lite.core.tensor import Tensor
 from netcl_lite.core.tensor_ops import work_items
+from netcl_lite.core.work import FLOAT, counts
 
 
 def silu(x):
     """x * sigmoid(x). Backward: grad_x = g * s * (1 + x * (1 - s))."""
     (x,) = nodes(x, op="silu")
-    queue, n = x.queue, x.value.size
-    out = Tensor.empty(queue, x.shape)
-    items = work_items(queue, n)   # about 256 values each on a CPU
-    launch(queue, "silu", "silu_forward", (items,), LOCAL_1D, x.value, out, n)
+    device, n = x.device, x.value.size
+    out = Tensor.empty(device, x.shape)
+    items = work_items(device, n)  # about 256 values each on a CPU
+    launch(device, "silu", "silu_forward", (items,), LOCAL_1D, x.value, out, n)
 
     def backward(g):
-        gx = Tensor.empty(queue, x.shape)
-        launch(queue, "silu", "silu_backward", (items,), LOCAL_1D,
+        gx = Tensor.empty(device, x.shape)
+        launch(device, "silu", "silu_backward", (items,), LOCAL_1D,
                g, x.value, gx, n)
         return (gx,)
 
     return record(out, (x,), backward, "silu")
+
+
+@counts("silu_forward")
+def _forward_work(a):
+    # x sigmoid(x): exp, add, divide, multiply
+    return 4 * a["n"], 2 * FLOAT * a["n"]
+
+
+@counts("silu_backward")
+def _backward_work(a):
+    # sigmoid (3), g s (1 + x (1 - s)) (5); reads g, x; writes the grad
+    return 8 * a["n"], 3 * FLOAT * a["n"]

@@ -24,6 +24,7 @@ from netcl_lite.autograd import nodes, record
 from netcl_lite.core.program import LOCAL_1D, launch
 from netcl_lite.core.tensor import Tensor
 from netcl_lite.core.validate import min_ndim
+from netcl_lite.core.work import FLOAT, counts, visible
 
 
 def softmax(x, causal=False):
@@ -38,15 +39,31 @@ def softmax(x, causal=False):
     Sk = x.shape[-1]
     Sq = x.shape[-2] if causal else 1
     R = math.prod(x.shape[:-1])              # rows: (..., Sq) flattened
-    queue = x.queue
-    y = Tensor.empty(queue, x.shape)
-    launch(queue, "softmax", "softmax_forward", (R,), LOCAL_1D,
+    device = x.device
+    y = Tensor.empty(device, x.shape)
+    launch(device, "softmax", "softmax_forward", (R,), LOCAL_1D,
            x.value, y, R, Sq, Sk, causal)
 
     def backward(g):
-        gx = Tensor.empty(queue, x.shape)
-        launch(queue, "softmax", "softmax_backward", (R,), LOCAL_1D,
+        gx = Tensor.empty(device, x.shape)
+        launch(device, "softmax", "softmax_backward", (R,), LOCAL_1D,
                y, g, gx, R, Sq, Sk, causal)
         return (gx,)
 
     return record(y, (x,), backward, "softmax")
+
+
+@counts("softmax_forward")
+def _forward_work(a):
+    # per visible value: max, subtract, exp, add, divide; reads the visible
+    # values, writes every one (0 where masked)
+    pairs = a["R"] // max(a["Sq"], 1) * visible(a["Sq"], a["Sk"], a["causal"])
+    return 5 * pairs, FLOAT * (pairs + a["R"] * a["Sk"])
+
+
+@counts("softmax_backward")
+def _backward_work(a):
+    # per visible value: the dot g . y (2), then y (g - dot) (2); reads y and
+    # g where visible, writes every grad
+    pairs = a["R"] // max(a["Sq"], 1) * visible(a["Sq"], a["Sk"], a["causal"])
+    return 4 * pairs, FLOAT * (2 * pairs + a["R"] * a["Sk"])

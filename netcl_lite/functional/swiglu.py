@@ -20,6 +20,7 @@ from netcl_lite.core.program import LOCAL_1D, launch
 from netcl_lite.core.tensor import Tensor
 from netcl_lite.core.tensor_ops import work_items
 from netcl_lite.core.validate import same_shape
+from netcl_lite.core.work import FLOAT, counts
 
 
 def swiglu(a, b):
@@ -27,16 +28,28 @@ def swiglu(a, b):
     grad_a = g * b * s * (1 + a * (1 - s)), grad_b = g * a * s."""
     a, b = nodes(a, b, op="swiglu")
     same_shape(a, b, "swiglu")
-    queue, n = a.queue, a.value.size
-    out = Tensor.empty(queue, a.shape)
-    items = work_items(queue, n)   # about 256 values each on a CPU
-    launch(queue, "swiglu", "swiglu_forward", (items,), LOCAL_1D,
+    device, n = a.device, a.value.size
+    out = Tensor.empty(device, a.shape)
+    items = work_items(device, n)  # about 256 values each on a CPU
+    launch(device, "swiglu", "swiglu_forward", (items,), LOCAL_1D,
            a.value, b.value, out, n)
 
     def backward(g):
-        ga, gb = Tensor.empty(queue, a.shape), Tensor.empty(queue, b.shape)
-        launch(queue, "swiglu", "swiglu_backward", (items,), LOCAL_1D,
+        ga, gb = Tensor.empty(device, a.shape), Tensor.empty(device, b.shape)
+        launch(device, "swiglu", "swiglu_backward", (items,), LOCAL_1D,
                g, a.value, b.value, ga, gb, n)
         return ga, gb
 
     return record(out, (a, b), backward, "swiglu")
+
+
+@counts("swiglu_forward")
+def _forward_work(a):
+    # silu(a) b = a / (1 + e^-|a|) (or e/(1+e)) * b: exp, add, divide, 2 mul
+    return 5 * a["n"], 3 * FLOAT * a["n"]
+
+
+@counts("swiglu_backward")
+def _backward_work(a):
+    # sigmoid (3), grad_b (2), grad_a (6); reads g, a, b; writes two grads
+    return 11 * a["n"], 5 * FLOAT * a["n"]

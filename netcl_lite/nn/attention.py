@@ -13,10 +13,12 @@
 ``RotaryAttention`` (nn/transformer.py) is the same path plus RoPE on q and
 k and fewer kv heads (GQA); the two variations are marked below.
 
-Head masks (chapter 10 ablates heads with them): ``forward(x,
-head_mask=m)`` multiplies head h's output by ``m[h]`` before W_O. A 0
-removes the head, 1 keeps it, and a mean ablation adds back a head's mean
-output elsewhere. A list of H floats is a constant; a (H,) leaf node
+Head masks: ``forward(x, head_mask=m)`` multiplies head h's output by
+``m[h]`` before W_O. A 0 removes the head (a zero ablation), 1 keeps it.
+To replace a head's output by its mean or by its output on another input,
+use the named activation ``blocks.{l}.attn.z`` instead (nn/hooks.py;
+``netcl_lite.interp.mean_ablation``, chapter 10). A list of H floats is a
+constant; a (H,) leaf node
 (``ag.tensor``) gets a gradient, d loss / d m[h], the attribution of the
 loss to head h. Gradients reach x and the weights through the mask either
 way:
@@ -47,23 +49,26 @@ import numpy as np
 import netcl_lite.functional as F
 from netcl_lite.autograd import Node, as_node
 from netcl_lite.core.tensor import Tensor
-from netcl_lite.core.validate import same_queue
+from netcl_lite.core.validate import check_int, same_queue
 from netcl_lite.functional.flash_attention import check_window, score_scale
+from netcl_lite.nn import hooks
+from netcl_lite.nn.linear import apply_weight
 from netcl_lite.nn.module import Module, normal_init, parameter
 
 
 def _positive(**sizes):
     for name, value in sizes.items():
-        if not isinstance(value, (int, np.integer)) or value <= 0:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        check_int(value, "", name, low=1)
 
 
 class MultiHeadAttention(Module):
     def __init__(self, queue, dim, n_heads, causal=True, seed=0, n_kv_heads=None,
-                 scale=None, window=None):
+                 scale=None, window=None, head_dim=None):
         n_kv_heads = n_heads if n_kv_heads is None else n_kv_heads
         _positive(dim=dim, n_heads=n_heads, n_kv_heads=n_kv_heads)
-        if dim % n_heads:
+        if head_dim is not None:  # a width of its own (real models have one)
+            _positive(head_dim=head_dim)
+        elif dim % n_heads:
             raise ValueError(
                 f"dim {dim} is not divisible by n_heads {n_heads} "
                 f"({dim} % {n_heads} = {dim % n_heads})"
@@ -73,7 +78,8 @@ class MultiHeadAttention(Module):
                 f"n_heads {n_heads} is not divisible by n_kv_heads {n_kv_heads}"
             )
         self.dim, self.n_heads, self.n_kv_heads = dim, n_heads, n_kv_heads
-        self.head_dim = dim // n_heads
+        self.head_dim = dim // n_heads if head_dim is None else int(head_dim)
+        self.queue = queue
         self.causal = causal
         # the factor on q k^T; None: 1/sqrt(head_dim) (chapter 11 ablates it)
         self.scale = scale
@@ -88,7 +94,8 @@ class MultiHeadAttention(Module):
         self.wq = parameter(queue, normal_init(rng, dim, (dim, n_heads * hd)), "wq")
         self.wk = parameter(queue, normal_init(rng, dim, (dim, kv)), "wk")
         self.wv = parameter(queue, normal_init(rng, dim, (dim, kv)), "wv")
-        self.wo = parameter(queue, normal_init(rng, dim, (n_heads * hd, dim)), "wo")
+        self.wo = parameter(queue, normal_init(rng, n_heads * hd,
+                                               (n_heads * hd, dim)), "wo")
 
     def check_input(self, x, offset=0):
         """Shape checks before any kernel runs."""
@@ -107,8 +114,7 @@ class MultiHeadAttention(Module):
         """
         if offset is None:
             return 0 if cache is None else cache.length
-        if isinstance(offset, bool) or not isinstance(offset, (int, np.integer)):
-            raise ValueError(f"offset must be an int, got {offset!r}")
+        check_int(offset, "", "offset")
         if cache is not None and offset != cache.length:
             raise ValueError(
                 f"offset {offset} does not follow the cache, which holds "
@@ -129,9 +135,9 @@ class MultiHeadAttention(Module):
         """x (B, S, D) -> the heads q (B, H, S, d_k), k and v (B, HKV, S, d_k),
         position-encoded: what ``forward`` and ``attention_map`` attend with."""
         H, HKV = self.n_heads, self.n_kv_heads
-        q = self.split_heads(F.matmul(x, self.wq), H)    # (B, H, S, d_k)
-        k = self.split_heads(F.matmul(x, self.wk), HKV)  # (B, HKV, S, d_k)
-        v = self.split_heads(F.matmul(x, self.wv), HKV)  # (B, HKV, S, d_k)
+        q = self.split_heads(apply_weight(x, self.wq), H)    # (B, H, S, d_k)
+        k = self.split_heads(apply_weight(x, self.wk), HKV)  # (B, HKV, S, d_k)
+        v = self.split_heads(apply_weight(x, self.wv), HKV)  # (B, HKV, S, d_k)
         return self.rotate(q, offset), self.rotate(k, offset), v
 
     def attention_map(self, x):
@@ -158,7 +164,7 @@ class MultiHeadAttention(Module):
         if node is None and isinstance(head_mask, Tensor):
             node = as_node(head_mask)
         if node is not None:
-            same_queue(node.value, self.wq.queue, what, "the mask",
+            same_queue(node.value, self.queue, what, "the mask",
                        "the layer's weights")
             if node.dtype != np.float32:
                 raise ValueError(f"{what}: a mask node must be float32, got "
@@ -182,7 +188,7 @@ class MultiHeadAttention(Module):
             raise ValueError(f"{what}: every value must be finite, got "
                              f"{bad[0]} in {values.tolist()}")
         if node is None:
-            node = as_node(Tensor.from_host(self.wq.queue,
+            node = as_node(Tensor.from_host(self.queue,
                                             values.astype(np.float32)))
         return node
 
@@ -216,11 +222,15 @@ class MultiHeadAttention(Module):
         # the fused kernel reads kv head h // (H // HKV) itself, no copies.
         # The op picks the kernel, a decoding step's few rows included (the
         # table in F.scaled_dot_product_attention's docstring)
-        o = F.scaled_dot_product_attention(q, k, v, causal=self.causal,
-                                           scale=self.scale,
-                                           window=self.window)  # (B, H, S, d_k)
+        # named activations (nn/hooks.py): None unless a hook needs A itself
+        o = hooks.pattern(self, q, k, v)                 # (B, H, S, d_k)
+        if o is None:
+            o = F.scaled_dot_product_attention(q, k, v, causal=self.causal,
+                                               scale=self.scale,
+                                               window=self.window)
         o = F.transpose(o, 1, 2)                         # (B, S, H, d_k)
-        o = F.reshape(o, (B, S, H * self.head_dim))      # (B, S, D)
+        o = hooks.point(self, "z", o)                    # each head's output
+        o = F.reshape(o, (B, S, H * self.head_dim))      # (B, S, H d_k)
         if mask is not None:
-            o = self.mask_heads(o, mask)                 # (B, S, D)
-        return F.matmul(o, self.wo)                      # (B, S, D)
+            o = self.mask_heads(o, mask)                 # (B, S, H d_k)
+        return apply_weight(o, self.wo)                  # (B, S, D)

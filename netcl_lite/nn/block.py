@@ -23,6 +23,7 @@ reach early layers through the identity paths. The attention is
 import netcl_lite.functional as F
 from netcl_lite.autograd import as_node
 from netcl_lite.nn.feed_forward import SwiGLU
+from netcl_lite.nn.hooks import point
 from netcl_lite.nn.module import Module
 from netcl_lite.nn.norm import RMSNorm
 from netcl_lite.nn.transformer import RotaryAttention
@@ -31,13 +32,15 @@ from netcl_lite.nn.transformer import RotaryAttention
 class DecoderBlock(Module):
     def __init__(self, queue, dim, n_heads, n_kv_heads, max_seq_len, hidden_dim,
                  base=10000.0, eps=1e-6, seed=0, rope_scale=1.0, attn_scale=None,
-                 window=None):
+                 window=None, head_dim=None, mlp=True):
         self.attn_norm = RMSNorm(queue, dim, eps)
         self.attn = RotaryAttention(queue, dim, n_heads, n_kv_heads, max_seq_len,
                                     base=base, seed=seed, rope_scale=rope_scale,
-                                    scale=attn_scale, window=window)
-        self.ffn_norm = RMSNorm(queue, dim, eps)
-        self.ffn = SwiGLU(queue, dim, hidden_dim, seed=seed + 1)
+                                    scale=attn_scale, window=window,
+                                    head_dim=head_dim)
+        # mlp=False: attention only, out = h (chapter 10's model)
+        self.ffn_norm = RMSNorm(queue, dim, eps) if mlp else None
+        self.ffn = SwiGLU(queue, dim, hidden_dim, seed=seed + 1) if mlp else None
 
     def forward(self, x, offset=None, cache=None, head_mask=None):
         """x (B, S, D) at positions offset.. -> (B, S, D); cache: a LayerCache.
@@ -48,7 +51,11 @@ class DecoderBlock(Module):
         offset = self.attn.position(offset, cache)
         self.attn.check_input(x, offset)  # shapes and positions, before any kernel
         mask = self.attn.head_weights(head_mask)
+        x = point(self, "resid_pre", x)   # named activations: nn/hooks.py
         a = self.attn(self.attn_norm(x), offset=offset, cache=cache,
                       head_mask=mask)
-        h = F.add(x, a)                                # (B, S, D) residual
-        return F.add(h, self.ffn(self.ffn_norm(h)))    # (B, S, D) residual
+        h = F.add(x, point(self, "attn_out", a))       # (B, S, D) residual
+        if self.ffn is None:
+            return point(self, "resid_post", h)
+        m = point(self, "mlp_out", self.ffn(self.ffn_norm(h)))
+        return point(self, "resid_post", F.add(h, m))  # (B, S, D) residual

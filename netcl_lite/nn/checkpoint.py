@@ -27,6 +27,11 @@ Every problem (missing or unexpected tensor, a shape that does not match
 the config, a malformed, truncated or foreign file, another version) raises
 a ValueError naming it, before any weight of the model changes.
 
+A model with quantised weights (read from a GGUF file) cannot be saved: a
+checkpoint holds float parameters, and its quantised layers have none.
+``save_checkpoint`` names the first such layer. Older checkpoints, written
+before ``head_dim`` and ``tie_head`` existed, load with their defaults.
+
 A crafted file costs no more than an honest one: the shapes the config
 implies are checked against the shapes in the ``.npy`` headers inside the
 ``.npz`` (a few bytes each) before the model is built or any array is
@@ -43,6 +48,7 @@ import numpy as np
 
 from netcl_lite.core.tensor import Tensor
 from netcl_lite.nn.model import DecoderConfig, DecoderLM
+from netcl_lite.nn.weights import quantised_layers
 
 FORMAT, VERSION = "netcl_lite.checkpoint", 1
 
@@ -57,6 +63,11 @@ def _paths(path):
 
 def save_checkpoint(path, model, extra=None):
     """Write <stem>.npz (weights) and <stem>.json (config, shapes, extra)."""
+    quantised = quantised_layers(model)
+    if quantised:
+        raise ValueError(f"save_checkpoint: {quantised[0]} is quantised "
+                         f"({len(quantised)} quantised layers); a checkpoint "
+                         f"holds float parameters only")
     npz, meta = _paths(path)
     arrays = {name: p.value.to_host() for name, p in model.named_parameters()}
     header = {
@@ -96,24 +107,29 @@ def expected_shapes(config):
     """{parameter name: shape} of ``DecoderLM(queue, config)``, without
     building it (tests/nn/test_checkpoint.py checks that the two agree)."""
     c = config
-    if c.dim % c.n_heads or c.n_heads % c.n_kv_heads or (c.dim // c.n_heads) % 2:
+    hd = c.head_dim or c.dim // c.n_heads
+    if (not c.head_dim and c.dim % c.n_heads) or c.n_heads % c.n_kv_heads \
+            or hd % 2:
         raise ValueError(
-            f"dim {c.dim}, n_heads {c.n_heads}, n_kv_heads {c.n_kv_heads}: "
-            "need dim % n_heads == 0, n_heads % n_kv_heads == 0 and an even "
-            "head dim"
+            f"dim {c.dim}, n_heads {c.n_heads}, n_kv_heads {c.n_kv_heads}, "
+            f"head_dim {c.head_dim}: need dim % n_heads == 0 (unless head_dim "
+            "is given), n_heads % n_kv_heads == 0 and an even head dim"
         )
-    D, F = c.dim, c.hidden_dim
-    kv = c.n_kv_heads * (D // c.n_heads)
+    D, HID = c.dim, c.hidden_dim
+    q, kv = c.n_heads * hd, c.n_kv_heads * hd
     shapes = {"tok_emb.weight": (c.vocab_size, D)}
     for i in range(c.n_layers):
         block = {
-            "attn_norm.weight": (D,), "attn.wq": (D, D), "attn.wk": (D, kv),
-            "attn.wv": (D, kv), "attn.wo": (D, D), "ffn_norm.weight": (D,),
-            "ffn.w_gate": (D, F), "ffn.w_up": (D, F), "ffn.w_down": (F, D),
+            "attn_norm.weight": (D,), "attn.wq": (D, q), "attn.wk": (D, kv),
+            "attn.wv": (D, kv), "attn.wo": (q, D), "ffn_norm.weight": (D,),
+            "ffn.w_gate": (D, HID), "ffn.w_up": (D, HID), "ffn.w_down": (HID, D),
         }
+        if c.attn_only:                         # no MLP: no ffn weights
+            block = {k: v for k, v in block.items() if not k.startswith("ffn")}
         shapes.update({f"blocks.{i}.{k}": v for k, v in block.items()})
     shapes["norm.weight"] = (D,)
-    shapes["head.weight"] = (D, c.vocab_size)
+    if not c.tie_head:          # tied: the head reads tok_emb.weight
+        shapes["head.weight"] = (D, c.vocab_size)
     return shapes
 
 

@@ -12,6 +12,13 @@ module is its door from the modules: ``unsupported`` says whether a
 the prompt's keys and values from a ``KVCache``. It reads the weights when
 it is built: build a new one after they change.
 
+Its cache holds ``positions`` tokens per layer (default: the model's
+max_seq_len). ``DecoderLM.generate`` asks for the positions its call can
+reach, so a model that could read 8192 tokens does not allocate a cache
+for 8192 to write a sentence. A tied head (``TiedHead``) is copied once,
+transposed, as decode.cl reads a (D, V) head. A model with quantised
+weights is declined (``unsupported`` says so): these kernels read float32.
+
 The prompt still runs through ``DecoderLM.forward`` with a ``KVCache``;
 ``start`` copies that cache in, then each ``step`` feeds one token per
 sequence and returns the logits of the next position.
@@ -33,12 +40,17 @@ sequence and returns the logits of the next position.
 ((1, 50), True, 4)
 """
 
+import numpy as np
+
+import netcl_lite.functional as F
 from netcl_lite.autograd import is_recording
 from netcl_lite.inference import decoder as inference
 from netcl_lite.nn.block import DecoderBlock
 from netcl_lite.nn.feed_forward import SwiGLU
 from netcl_lite.nn.norm import RMSNorm
+from netcl_lite.nn.tied_head import TiedHead
 from netcl_lite.nn.transformer import RotaryAttention
+from netcl_lite.nn.weights import quantised_layers
 
 ENABLED = True  # False: generate() keeps the layer-by-layer KVCache path
 
@@ -65,6 +77,9 @@ def unsupported(model):
             return f"block {i} is not shaped like block 0"
     if type(model.norm) is not RMSNorm:
         return f"the final norm is a {type(model.norm).__name__}"
+    quantised = quantised_layers(model)
+    if quantised:
+        return f"{quantised[0]} is quantised; the fused kernels read float32"
     return None
 
 
@@ -74,10 +89,15 @@ def fused_decoding(model):
     return ENABLED and not is_recording() and unsupported(model) is None
 
 
-def decoder_weights(model):
+def decoder_weights(model, positions=None):
     """The weights of a ``DecoderLM`` that ``unsupported`` passes, as the
-    inference layer reads them (Tensors, not copies)."""
+    inference layer reads them (Tensors, not copies, but for a tied head:
+    E^T), with a cache of ``positions`` (None: max_seq_len)."""
     attn = model.blocks[0].attn
+    if type(model.head) is TiedHead:   # E (V, D) -> the (D, V) decode.cl reads
+        head = F.transpose(model.tok_emb.weight.value, 0, 1).value
+    else:
+        head = model.head.weight.value
     layers = [inference.LayerWeights(
         attn_norm=b.attn_norm.weight.value, attn_eps=b.attn_norm.eps,
         wq=b.attn.wq.value, wk=b.attn.wk.value, wv=b.attn.wv.value,
@@ -88,22 +108,31 @@ def decoder_weights(model):
     return inference.DecoderWeights(
         emb=model.tok_emb.weight.value, layers=layers,
         norm=model.norm.weight.value, norm_eps=model.norm.eps,
-        head=model.head.weight.value, n_heads=attn.n_heads,
-        n_kv_heads=attn.n_kv_heads, max_seq_len=model.config.max_seq_len,
+        head=head, n_heads=attn.n_heads, n_kv_heads=attn.n_kv_heads,
+        max_seq_len=model.config.max_seq_len if positions is None else positions,
         rope_base=attn.base, rope_scale=attn.rope_scale, scale=attn.scale,
         window=attn.window)
 
 
 class FusedDecoder(inference.FusedDecoder):
-    """The decoding steps of one ``DecoderLM`` for ``batch`` sequences
-    (``inference/decoder.py``: ``step`` and the buffers)."""
+    """The decoding steps of one ``DecoderLM`` for ``batch`` sequences of
+    up to ``positions`` tokens (``inference/decoder.py``: ``step`` and the
+    buffers)."""
 
-    def __init__(self, model, batch):
+    def __init__(self, model, batch, positions=None):
         inference.check_batch(batch)
+        T = model.config.max_seq_len
+        if positions is not None and (
+                isinstance(positions, bool) or
+                not isinstance(positions, (int, np.integer)) or
+                not 1 <= positions <= T):
+            raise ValueError(f"FusedDecoder: positions must be None or 1.."
+                             f"{T} (max_seq_len), got {positions!r}")
         reason = unsupported(model)
         if reason:
             raise ValueError(f"FusedDecoder: {reason}")
-        super().__init__(decoder_weights(model), batch)
+        super().__init__(decoder_weights(model, positions and int(positions)),
+                         batch)
 
     def start(self, cache):
         """Take over the keys and values a prompt's forward left in a

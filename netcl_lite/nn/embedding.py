@@ -12,14 +12,15 @@
 import numpy as np
 
 import netcl_lite.functional as F
-from netcl_lite.nn.module import Module, parameter
+from netcl_lite.nn.module import Module, normal_init, parameter
 
 
 class Embedding(Module):
     def __init__(self, queue, num_embeddings, dim, seed=0):
         rng = np.random.default_rng(seed)
         self.num_embeddings, self.dim = num_embeddings, dim
-        self.weight = parameter(queue, rng.standard_normal((num_embeddings, dim)),
+        # N(0, 1): normal_init with fan_in 1 draws the same numbers
+        self.weight = parameter(queue, normal_init(rng, 1, (num_embeddings, dim)),
                                 "weight")
 
     def forward(self, ids):

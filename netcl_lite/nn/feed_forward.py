@@ -22,17 +22,15 @@ the same formula as ``F.mul(F.silu(a), b)`` with one pass over memory.
 import numpy as np
 
 import netcl_lite.functional as F
+from netcl_lite.core.validate import check_int
+from netcl_lite.nn.linear import apply_weight
 from netcl_lite.nn.module import Module, normal_init, parameter
 
 
 class SwiGLU(Module):
     def __init__(self, queue, dim, hidden_dim, seed=0):
-        for name, value in (("dim", dim), ("hidden_dim", hidden_dim)):
-            if not isinstance(value, (int, np.integer)) or value <= 0:
-                raise ValueError(
-                    f"SwiGLU: {name} must be a positive integer, got {value!r}"
-                )
-        self.dim, self.hidden_dim = int(dim), int(hidden_dim)
+        self.dim = check_int(dim, "SwiGLU", "dim", low=1)
+        self.hidden_dim = check_int(hidden_dim, "SwiGLU", "hidden_dim", low=1)
         rng = np.random.default_rng(seed)  # one stream, drawn in a fixed order
         self.w_gate = parameter(queue, normal_init(rng, dim, (dim, hidden_dim)),
                                 "w_gate")
@@ -47,7 +45,7 @@ class SwiGLU(Module):
             raise ValueError(
                 f"SwiGLU expects last dim {self.dim}, got input shape {x.shape}"
             )
-        gate = F.matmul(x, self.w_gate)                # (..., hidden)
-        up = F.matmul(x, self.w_up)                    # (..., hidden)
+        gate = apply_weight(x, self.w_gate)            # (..., hidden)
+        up = apply_weight(x, self.w_up)                # (..., hidden)
         hidden = F.swiglu(gate, up)                    # silu(gate) * up
-        return F.matmul(hidden, self.w_down)           # (..., D)
+        return apply_weight(hidden, self.w_down)       # (..., D)

@@ -35,6 +35,7 @@ layer, and the fused decoder copies the whole prompt from here.
 
 import netcl_lite.functional as F
 from netcl_lite.autograd import as_node, is_recording
+from netcl_lite.core.validate import check_int
 
 
 class LayerCache:
@@ -79,8 +80,7 @@ class KVCache:
     """One ``LayerCache`` per decoder block; all advance together."""
 
     def __init__(self, n_layers):
-        if not isinstance(n_layers, int) or n_layers <= 0:
-            raise ValueError(f"KVCache: n_layers must be positive, got {n_layers!r}")
+        check_int(n_layers, "KVCache", "n_layers", low=1, what="positive")
         self.layers = [LayerCache() for _ in range(n_layers)]
 
     @property

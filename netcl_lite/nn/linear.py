@@ -7,12 +7,27 @@
 >>> lin = Linear(queue, 3, 2, seed=0)
 >>> lin(Tensor.from_host(queue, np.ones((5, 3)))).shape  # (5, 3) @ (3, 2)
 (5, 2)
+
+``apply_weight(x, w)`` is the product every layer uses for its weights:
+x @ w for a weight parameter (d_in, d_out), and ``w(x)`` for a layer that
+keeps its weight in another form (a quantised one, read from a file), so
+that attention and SwiGLU work the same with either:
+
+>>> apply_weight(Tensor.from_host(queue, np.ones((5, 3))), lin).shape
+(5, 2)
 """
 
 import numpy as np
 
 import netcl_lite.functional as F
 from netcl_lite.nn.module import Module, normal_init, parameter
+
+
+def apply_weight(x, weight):
+    """x @ weight for a (d_in, d_out) node; weight(x) for a module."""
+    if isinstance(weight, Module):
+        return weight(x)                 # (..., d_in) -> (..., d_out)
+    return F.matmul(x, weight)           # (..., d_in) @ (d_in, d_out)
 
 
 class Linear(Module):

@@ -13,14 +13,14 @@ array([[0.8485, 1.1314]], dtype=float32)
 import numpy as np
 
 import netcl_lite.functional as F
+from netcl_lite.core.validate import check_int
 from netcl_lite.nn.module import Module, parameter
 
 
 class RMSNorm(Module):
     def __init__(self, queue, dim, eps=1e-6):
-        if not isinstance(dim, (int, np.integer)) or dim <= 0:
-            raise ValueError(f"RMSNorm: dim must be a positive integer, got {dim!r}")
-        self.dim, self.eps = int(dim), float(eps)
+        self.dim = check_int(dim, "RMSNorm", "dim", low=1)
+        self.eps = float(eps)
         self.weight = parameter(queue, np.ones(dim), "weight")     # (D,)
 
     def forward(self, x):

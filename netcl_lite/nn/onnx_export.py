@@ -13,6 +13,7 @@ time, operator by operator, from the same formulas:
         h = x + W_O(attention(RoPE(q), RoPE(k), v))  on RMSNorm(x)
         x = h + SwiGLU(RMSNorm(h))
     -> RMSNorm -> MatMul(head.weight)                             (B, S, V)
+       (a tied head: MatMul by tok_emb.weight, transposed)
 
 - RMSNorm is ``x / sqrt(mean(x^2) + eps) * g``, five elementwise operators;
 - RoPE turns the interleaved pairs (x[2i], x[2i+1]) by
@@ -66,6 +67,8 @@ import pathlib
 import re
 
 import numpy as np
+
+from netcl_lite.nn.weights import quantised_layers
 
 OPSET = 18        # ReduceMean takes its axes as an input from opset 18 on
 IR_VERSION = 8    # the IR of opset 18 (ONNX 1.13): older readers accept it
@@ -162,9 +165,13 @@ def export_onnx(model, path):
     if c is None or not hasattr(model, "named_parameters"):
         raise ValueError(f"export_onnx needs a DecoderLM, got "
                          f"{type(model).__name__}")
+    quantised = quantised_layers(model)
+    if quantised:
+        raise ValueError(f"export_onnx: {quantised[0]} is quantised; the "
+                         f"graph stores float weights only")
     window = getattr(c, "window", None) or 0     # a sliding window, if any
     H, HKV = c.n_heads, c.n_kv_heads
-    d_k, T = c.dim // H, c.max_seq_len
+    d_k, T = c.head_dim or c.dim // H, c.max_seq_len
     scale = c.attn_scale or 1.0 / np.sqrt(d_k)
     g = _Graph(helper, numpy_helper)
     w = {name: g.const(p.value.to_host().astype(np.float32), name)
@@ -216,13 +223,20 @@ def export_onnx(model, path):
         o = g.op("Transpose", g.matmul(A, v), perm=[0, 2, 1, 3])  # (B, S, H, d)
         o = g.op("Reshape", o, g.const(np.array([0, 0, H * d_k], np.int64)))
         h = g.op("Add", x, g.matmul(o, w[p + "attn.wo"]))        # (B, S, D)
+        if c.attn_only:                                          # no MLP
+            x = h
+            continue
         n = g.rms_norm(h, w[p + "ffn_norm.weight"], c.norm_eps)
         gate = g.matmul(n, w[p + "ffn.w_gate"])                  # (B, S, hidden)
         silu = g.op("Mul", gate, g.op("Sigmoid", gate))
         up = g.op("Mul", silu, g.matmul(n, w[p + "ffn.w_up"]))
         x = g.op("Add", h, g.matmul(up, w[p + "ffn.w_down"]))    # (B, S, D)
     x = g.rms_norm(x, w["norm.weight"], c.norm_eps)
-    g.nodes.append(helper.make_node("MatMul", [x, w["head.weight"]], ["logits"]))
+    if c.tie_head:                                               # x E^T
+        head = g.op("Transpose", w["tok_emb.weight"], perm=[1, 0])  # (D, V)
+    else:
+        head = w["head.weight"]                                  # (D, V)
+    g.nodes.append(helper.make_node("MatMul", [x, head], ["logits"]))
     g.nodes.append(helper.make_node("Concat", maps, ["attention"], axis=0))
 
     graph = helper.make_graph(

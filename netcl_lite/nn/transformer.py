@@ -12,7 +12,8 @@ Section 6 of the chapter document runs this module:
 (2, 16, 256)
 
 Parameters: ``wq`` (dim, H*d_k), ``wk`` and ``wv`` (dim, HKV*d_k), ``wo``
-(H*d_k, dim) with d_k = dim // H. Query head h reads kv head h // (H // HKV).
+(H*d_k, dim) with d_k = dim // H, or ``head_dim`` when given (a width of its
+own, as some real models have). Query head h reads kv head h // (H // HKV).
 
 ``rope_scale`` multiplies every position before it turns q and k: 1 is plain
 RoPE, 1/4 is position interpolation to four times the trained length, 0 is
@@ -35,13 +36,16 @@ from netcl_lite.nn.attention import MultiHeadAttention
 class RotaryAttention(MultiHeadAttention):
     def __init__(self, queue, dim, n_heads, n_kv_heads, max_seq_len,
                  base=10000.0, causal=True, seed=0, rope_scale=1.0, scale=None,
-                 window=None):
+                 window=None, head_dim=None):
         super().__init__(queue, dim, n_heads, causal=causal, seed=seed,
-                         n_kv_heads=n_kv_heads, scale=scale, window=window)
+                         n_kv_heads=n_kv_heads, scale=scale, window=window,
+                         head_dim=head_dim)
         if self.head_dim % 2:
+            how = f"dim {dim} / n_heads {n_heads}" if head_dim is None \
+                else "head_dim"
             raise ValueError(
                 f"RoPE rotates pairs, so the head dim must be even; "
-                f"dim {dim} / n_heads {n_heads} = {self.head_dim}"
+                f"{how} = {self.head_dim}"
             )
         if max_seq_len <= 0:
             raise ValueError(f"max_seq_len must be positive, got {max_seq_len}")

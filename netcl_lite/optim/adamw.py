@@ -32,42 +32,31 @@ import math
 import numpy as np
 
 from netcl_lite.autograd import Node
-from netcl_lite.core.device import state_of
 from netcl_lite.core.program import LOCAL_1D, launch
 from netcl_lite.core.tensor import Tensor
 from netcl_lite.core.tensor_ops import work_items
+from netcl_lite.core.validate import check_number
+from netcl_lite.core.work import FLOAT, counts
 
 INLINE_SQRT = ("-DINLINE_SQRT",)
 
 
-def _build_options(queue):
+def _build_options(device):
     """("-DINLINE_SQRT",) on PoCL, whose builtin sqrt is a slow function call
-    (kernels/adamw.cl says why), () on other drivers. The platform's name
-    is read once per queue, by its state (core/device.py)."""
-    pocl = "Portable Computing Language" in state_of(queue).platform
-    return INLINE_SQRT if pocl else ()
-
-
-def _number(name, value, low, high=math.inf, low_open=False):
-    ok = isinstance(value, (int, float, np.floating, np.integer)) and \
-        not isinstance(value, bool) and math.isfinite(value)
-    if ok:
-        ok = (value > low if low_open else value >= low) and value < high
-    if not ok:
-        bound = f"({low}, {high})" if low_open else f"[{low}, {high})"
-        raise ValueError(f"AdamW: {name} must lie in {bound}, got {value!r}")
-    return float(value)
+    (kernels/adamw.cl says why), () on other implementations (the Device
+    knows which it is: core/device.py)."""
+    return INLINE_SQRT if device.implementation == "pocl" else ()
 
 
 class AdamW:
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
                  weight_decay=0.01):
-        self.lr = _number("lr", lr, 0.0)
+        self.lr = check_number(lr, "AdamW", "lr", 0.0)
         if len(betas) != 2:
             raise ValueError(f"AdamW: betas must be a pair, got {betas!r}")
-        self.betas = (_number("beta1", betas[0], 0.0, 1.0),
-                      _number("beta2", betas[1], 0.0, 1.0))
-        self.eps = _number("eps", eps, 0.0, low_open=True)
+        self.betas = (check_number(betas[0], "AdamW", "beta1", 0.0, 1.0),
+                      check_number(betas[1], "AdamW", "beta2", 0.0, 1.0))
+        self.eps = check_number(eps, "AdamW", "eps", 0.0, low_open=True)
         params = list(params)
         if params and isinstance(params[0], dict):
             groups = params
@@ -75,8 +64,8 @@ class AdamW:
             groups = [{"params": params}]
         self.groups, seen = [], set()
         for i, group in enumerate(groups):
-            wd = _number(f"weight_decay of group {i}",
-                         group.get("weight_decay", weight_decay), 0.0)
+            wd = check_number(group.get("weight_decay", weight_decay),
+                              "AdamW", f"weight_decay of group {i}", 0.0)
             ps = list(group["params"])
             for p in ps:
                 if not isinstance(p, Node) or not p.requires_grad \
@@ -119,12 +108,18 @@ class AdamW:
                 if p.grad is None:
                     continue
                 if p not in self.state:
-                    self.state[p] = (Tensor.zeros(p.queue, p.shape),
-                                     Tensor.zeros(p.queue, p.shape))
+                    self.state[p] = (Tensor.zeros(p.device, p.shape),
+                                     Tensor.zeros(p.device, p.shape))
                 m, v = self.state[p]
                 n = p.value.size
-                launch(p.queue, "adamw", "adamw_step",
-                       (work_items(p.queue, n),), LOCAL_1D,
+                launch(p.device, "adamw", "adamw_step",
+                       (work_items(p.device, n),), LOCAL_1D,
                        p.value, p.grad, m, v, n, self.lr, b1, b2, self.eps,
                        group["weight_decay"], c1, sqrt_c2,
-                       options=_build_options(p.queue))
+                       options=_build_options(p.device))
+
+
+@counts("adamw_step")
+def _step_work(a):
+    # 14 FLOPs per value (adamw.cl); reads p, g, m, v; writes p, m, v
+    return 14 * a["n"], 7 * FLOAT * a["n"]

@@ -24,6 +24,8 @@ import numpy as np
 from netcl_lite.core.program import LOCAL_1D, launch
 from netcl_lite.core.tensor import Tensor
 from netcl_lite.core.tensor_ops import PARTS, chunks, scale_tensor
+from netcl_lite.core.validate import check_number
+from netcl_lite.core.work import FLOAT, counts
 
 
 def grad_norm(params):
@@ -31,21 +33,24 @@ def grad_norm(params):
     grads = [p.grad for p in params if p.grad is not None]
     if not grads:
         return 0.0
-    queue = grads[0].queue
-    partial = Tensor.zeros(queue, (len(grads) * PARTS,))  # (n_grads * PARTS,)
+    device = grads[0].device
+    partial = Tensor.zeros(device, (len(grads) * PARTS,))  # (n_grads * PARTS,)
     for i, g in enumerate(grads):
         n = g.size
         parts, chunk = chunks(n)                   # at most PARTS partial sums
-        launch(queue, "clip", "sum_squares_partial", (parts,), LOCAL_1D,
+        launch(device, "clip", "sum_squares_partial", (parts,), LOCAL_1D,
                g, partial, n, chunk, parts, i * PARTS)
     return math.sqrt(float(np.sum(partial.to_host(), dtype=np.float64)))
 
 
+@counts("sum_squares_partial")
+def _sum_squares_work(a):
+    return 2 * a["n"], FLOAT * (a["n"] + a["parts"])
+
+
 def clip_grad_norm(params, max_norm):
     """Scale gradients by max_norm / norm when norm > max_norm; returns norm."""
-    if not (isinstance(max_norm, (int, float)) and max_norm > 0
-            and math.isfinite(max_norm)):
-        raise ValueError(f"clip_grad_norm: max_norm must be > 0, got {max_norm!r}")
+    check_number(max_norm, "clip_grad_norm", "max_norm", 0, low_open=True)
     params = list(params)
     norm = grad_norm(params)
     if not math.isfinite(norm):

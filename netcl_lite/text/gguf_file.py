@@ -30,14 +30,19 @@ a merge that names a token the file lacks raises a ValueError that names
 it. A vocabulary may lack some of the 256 bytes; such a byte is dropped from
 the text, as transformers and llama.cpp do (tokenizer_json.byte_level_vocab).
 
-`gguf` is an optional dependency (``pip install netcl_lite[models]``), so it
-is imported where a file is read, not when the package is.
+The file itself is parsed by `open_gguf` (netcl_lite/formats/gguf_reader.py),
+the reader the model side shares: a damaged file is a ValueError that names
+the part that did not parse. `gguf` is an optional dependency
+(``pip install netcl_lite[models]``), so it is imported where a file is
+read, not when the package is.
 """
 
-import functools
 from typing import NamedTuple
 
 import numpy as np
+
+from netcl_lite.formats.gguf_reader import (is_reader, open_gguf, require_gguf,
+                                            source_of)
 
 from .patterns import GPT2_SPLIT_PATTERN, LLAMA3_SPLIT_PATTERN, SMOLLM_SPLIT_PATTERN
 from .tokenizer_json import FieldReader, byte_level_vocab, read_merges
@@ -54,7 +59,6 @@ TOKEN_TYPES = range(1, 7)  # normal, unknown, control, user-defined, unused, byt
 SPECIAL_IDS = {"bos": "bos", "eos": "eos", "eot": "eot", "eom": "eom",
                "unknown": "unk", "seperator": "sep", "padding": "pad",
                "mask": "mask"}  # "seperator" is how GGUF spells it
-_MODELS_EXTRA = "pip install 'netcl_lite[models]'"
 
 
 class GGUFTokenizer(NamedTuple):
@@ -72,32 +76,11 @@ class GGUFTokenizer(NamedTuple):
     chat_template: object  # the Jinja source, or None
 
 
-def open_gguf(path):
-    """`gguf.GGUFReader(path)`, or a ValueError naming the file.
-
-    The reader slices its memory map once for every value of every field,
-    250,000 times for SmolLM2's tokenizer. A slice of a `numpy.memmap` is
-    another memmap, whose set-up runs Python code each time; a slice of a
-    plain array is not. So the reader here keeps its map as a plain array
-    (a view of the same memory): 0.7 s of CPU instead of 2.1 s, with the
-    same fields and tensors.
-    """
-    try:
-        return _reader_class()(path)
-    except OSError:
-        raise
-    except Exception as e:  # what the reader raises on a damaged file varies
-        raise ValueError(f"{path}: not a readable GGUF file "
-                         f"({type(e).__name__}: {str(e)[:200]})") from None
-
-
 def read_gguf_tokenizer(source):
     """A GGUF file's path, or an open `gguf.GGUFReader` -> a GGUFTokenizer."""
-    gguf = _gguf()
-    if isinstance(source, gguf.GGUFReader):  # opened already (by the model)
-        reader = source
-        path = getattr(reader, "path", None) or getattr(reader.data, "filename",
-                                                        "the GGUF file")
+    gguf = require_gguf()
+    if is_reader(source):  # opened already (by netcl_lite.nn.pretrained)
+        reader, path = source, source_of(source)
     else:
         reader, path = open_gguf(source), source
     fields = _Fields(reader, gguf, path)
@@ -212,33 +195,3 @@ class _Fields(FieldReader):
 
 _INTEGERS = {"UINT8", "INT8", "UINT16", "INT16", "UINT32", "INT32", "UINT64",
              "INT64"}
-
-
-def _gguf():
-    try:
-        import gguf  # optional: the models extra
-    except ImportError:
-        raise ModuleNotFoundError("reading a GGUF file needs the gguf package: "
-                                  f"{_MODELS_EXTRA}") from None
-    return gguf
-
-
-@functools.lru_cache(maxsize=None)
-def _reader_class():
-    """gguf.GGUFReader, with its memory map kept as a plain array."""
-    gguf = _gguf()
-
-    class PlainGGUFReader(gguf.GGUFReader):
-        def __init__(self, path, mode="r"):
-            self.path = path  # for error messages
-            super().__init__(path, mode)
-
-        @property
-        def data(self):
-            return self._plain
-
-        @data.setter
-        def data(self, value):  # GGUFReader.__init__ puts its memmap here
-            self._plain = value.view(np.ndarray)  # the same memory, plain
-
-    return PlainGGUFReader

@@ -42,6 +42,10 @@ class Chosen:
     def __init__(self, cl_device, reason=""):
         self.cl_device, self.name, self.reason = cl_device, cl_device.name, reason
 
+    @classmethod
+    def open(cls, cl_device, reason=""):
+        return cls(cl_device, reason)
+
 
 def pip_pocl():
     return FakePlatform("Portable Computing Language",

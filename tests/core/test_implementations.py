@@ -110,13 +110,48 @@ def test_a_broken_pocl_listed_first_leaves_the_course_on_intel(tmp_path):
     assert skipped and all("-mcpu=generic" in line for line in skipped)
 
 
-def test_netcl_platform_picks_an_implementation_by_name():
-    needs_intel()
-    for wanted, platform in [("intel", "Intel(R) OpenCL"),
-                             ("portable", "Portable Computing Language")]:
-        done = child(SMALL_MATMUL, {"NETCL_PLATFORM": wanted})
+# Whether any platform that NETCL_PLATFORM selects builds and runs the test
+# kernel here, asked of the probe itself (the doctor's "compiles" column)
+ANY_COMPILES = (
+    "import os\n"
+    "from netcl_lite.core import device\n"
+    "wanted = os.environ['NETCL_PLATFORM']\n"
+    "pairs = device.candidates('auto', wanted)\n"
+    "print('compiles:', any(device.probe(d)[0] is None for _, d in pairs))\n"
+)
+
+
+def picks(wanted, platform, env=()):
+    """NETCL_PLATFORM=wanted in a child: the product on ``platform`` when
+    one of the platforms it names compiles here, else the explained error
+    that lists what was tried (pip's PoCL 3.0 on AMD Zen 5, with no other
+    PoCL installed)."""
+    env = {"NETCL_PLATFORM": wanted, **dict(env)}
+    compiles = child(ANY_COMPILES, env)
+    assert compiles.returncode == 0, compiles.stderr[-3000:]
+    done = child(SMALL_MATMUL, env)
+    if "compiles: True" in compiles.stdout:
         assert f"platform: {platform}" in done.stdout, done.stderr[-3000:]
         assert "product: [[3.0, 3.0], [12.0, 12.0]]" in done.stdout
+        return True
+    assert done.returncode != 0
+    assert "RuntimeError: No OpenCL device here can build a kernel" in done.stderr
+    assert f"  - {platform} (" in done.stderr, done.stderr[-3000:]
+    return False
+
+
+def test_netcl_platform_picks_an_implementation_by_name():
+    needs_intel()
+    assert picks("intel", "Intel(R) OpenCL")
+    picks("portable", "Portable Computing Language")   # either, as it is here
+
+
+def test_netcl_platform_naming_a_pocl_that_cannot_compile_explains_why():
+    """What the test above meets on a CPU where no PoCL compiles: here
+    every PoCL is broken on purpose; Intel's runtime still answers."""
+    assert not picks("portable", "Portable Computing Language", BROKEN_POCL)
+    if icd.intel_runtime() is not None:
+        assert picks("intel", "Intel(R) OpenCL", BROKEN_POCL)
 
 
 def test_intel_is_found_without_hand_set_variables():

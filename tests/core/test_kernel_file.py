@@ -7,7 +7,7 @@ import pathlib
 import numpy as np
 import pytest
 
-from netcl_lite.core.device import is_simulator
+from netcl_lite.core.device import device_of
 from netcl_lite.core.kernel_file import (BufferOverrun, KernelBuildError,
                                          run_kernel_file)
 
@@ -21,7 +21,7 @@ def args(n=5, c=2.0):
 
 
 def guarded(queue):
-    return not is_simulator(queue.device.platform)
+    return not device_of(queue).simulator
 
 
 def test_runs_and_returns_every_buffer_by_name(queue):
@@ -54,6 +54,32 @@ def test_a_build_failure_shows_the_log_at_the_line(queue):
     assert "does_not_compile.cl:6:" in text          # the file's name, its line
     assert "    float v = c * x[i]" in text          # and the line itself
     assert "tempfile" not in text
+
+
+INCLUDER = """#include "part.cl"
+
+__kernel void f(__global float *y, const int n) {
+    int i = get_global_id(0);
+    if (i < n) y[i] = twice(y[i])EXTRA;
+}
+"""
+
+
+def test_an_included_file_is_found_beside_and_lines_keep_their_numbers(
+        queue, tmp_path):
+    """``#include "part.cl"`` takes part.cl from the file's folder (the
+    library's own kernel files include their shared parts this way); an
+    error after it is still located at its line of the file."""
+    (tmp_path / "part.cl").write_text(
+        "inline float twice(float x) {\n    return 2.0f * x;\n}\n")
+    (tmp_path / "k.cl").write_text(INCLUDER.replace("EXTRA", ""))
+    ran = run_kernel_file(tmp_path / "k.cl", "f", (4,), dict(y=np.ones(4), n=4),
+                          queue=queue)
+    np.testing.assert_array_equal(ran["y"], 2.0)
+    (tmp_path / "k.cl").write_text(INCLUDER.replace("EXTRA", " + oops"))
+    with pytest.raises(KernelBuildError, match=r"k.cl:5:\d+: .*'oops'"):
+        run_kernel_file(tmp_path / "k.cl", "f", (4,), dict(y=np.ones(4), n=4),
+                        queue=queue)
 
 
 def test_a_write_past_the_end_is_caught(queue):

@@ -1,4 +1,4 @@
-"""core/pool.py: a buffer goes back to its queue's pool when its Tensor,
+"""core/pool.py: a buffer goes back to its device's pool when its Tensor,
 and every view of it, is collected; never while one of them lives.
 
 The tests write values into pooled Tensors (``Tensor.empty``; ``from_host``
@@ -6,16 +6,16 @@ makes its own buffer, outside the pool) and check that taking more buffers
 of the same size leaves them alone."""
 
 import os
-import pathlib
 import subprocess
 import sys
 
 import numpy as np
 import pyopencl as cl
+import pyopencl.tools as cl_tools
+import pytest
 
-import netcl_lite
 from netcl_lite.core import pool
-from netcl_lite.core.device import manager, state_of
+from netcl_lite.core.device import device_of, manager
 from netcl_lite.core.tensor import Tensor
 
 N = 77   # values per test tensor: a size no other test asks for
@@ -47,6 +47,15 @@ def test_an_idle_buffer_is_reused():
     ptr = a.buffer.int_ptr
     del a
     assert Tensor.empty(q, (123, 7)).buffer.int_ptr == ptr
+
+
+def test_a_buffer_holds_exactly_the_bytes_asked_for():
+    """Chapter 08 reads a Tensor's bytes from ``buffer.size``: the pool does
+    not round a size up (core/pool.py: EXACT_BITS)."""
+    q = queue()
+    for shape in [(1,), (1000,), (1025,), (1, 2, 1024, 1024), (3, 5, 7, 11)]:
+        t = Tensor.empty(q, shape)
+        assert t.buffer.size == 4 * np.prod(shape), shape
 
 
 def test_a_held_buffer_is_never_handed_out():
@@ -105,83 +114,80 @@ def test_values_survive_many_ops():
 
 
 def test_out_of_order_queue_gets_fresh_buffers():
+    """Reuse is safe only on an in-order queue (core/pool.py): an
+    out-of-order queue's Device has no pool, and each Tensor a buffer of
+    its own."""
     dev = manager.default("cpu")
     props = cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE
     try:
         q = cl.CommandQueue(dev.context, properties=props)
     except cl.Error:
-        return      # the device has no out-of-order queues: nothing to check
+        pytest.skip("this device makes no out-of-order queues")
+    assert device_of(q).pool is None and isinstance(dev.pool, cl_tools.MemoryPool)
     a = Tensor.empty(q, (N,))
-    assert isinstance(pool.pool_of(q), pool.Unpooled)   # never listed, never
-    assert isinstance(pool.pool_of(dev.queue), pool.Pool)         # reused
-    del a
+    assert type(a.buffer) is cl.Buffer                 # not a PooledBuffer
+    assert type(Tensor.empty(dev, (N,)).buffer) is cl_tools.PooledBuffer
 
 
 def test_release_idle_lets_idle_buffers_go():
-    q = queue()
-    held = Tensor.empty(q, (N, 3))
-    idle = Tensor.empty(q, (N, 3))
+    dev = manager.default("cpu")
+    dev.release_idle()
+    held = Tensor.empty(dev, (N, 3))
+    idle = Tensor.empty(dev, (N, 3))
     del idle
-    mine = pool.pool_of(q)
-    assert len(mine.free[N * 3 * 4]) == 1
-    pool.release_idle()
-    assert mine.free == {} and mine.idle_bytes == 0
-    assert held.buffer in [b for b, _ in mine.lent.values()]   # still lent
+    assert dev.pool.held_blocks == 1
+    dev.release_idle()
+    assert dev.pool.held_blocks == 0
+    assert dev.pool.active_blocks >= 1               # held is still in use
+    filled_again = overwrite_every_free_buffer(dev.queue, (N, 3))
+    assert held.buffer.int_ptr not in {t.buffer.int_ptr for t in filled_again}
 
 
-def test_no_more_than_keep_bytes_stay_idle(monkeypatch):
-    q = queue()
-    mine = pool.pool_of(q)
-    pool.release_idle()
-    monkeypatch.setattr(mine, "keep", 3 * N * 5 * 4)    # room for 3 of them
-    tensors = [Tensor.empty(q, (N, 5)) for _ in range(5)]
+def test_idle_buffers_beyond_keep_bytes_are_let_go(monkeypatch):
+    dev = manager.default("cpu")
+    dev.release_idle()
+    monkeypatch.setattr(pool, "KEEP_BYTES", 3 * N * 5 * 4)   # room for 3
+    tensors = [Tensor.empty(dev, (N, 5)) for _ in range(5)]
     del tensors
-    assert len(mine.free[N * 5 * 4]) == 3
-    assert mine.idle_bytes == 3 * N * 5 * 4
+    assert dev.pool.held_blocks == 5     # idle, not yet over the limit
+    kept = Tensor.empty(dev, (N, 5))     # the next allocation lets them go
+    assert dev.pool.held_blocks == 0 and kept.shape == (N, 5)
 
 
 def test_pooling_can_be_turned_off():
-    code = ("from netcl_lite.core import pool\n"
-            "from netcl_lite.core.device import manager\n"
+    code = ("from netcl_lite.core.device import manager\n"
             "from netcl_lite.core.tensor import Tensor\n"
-            "q = manager.default('cpu').queue\n"
-            "Tensor.empty(q, (64,))\n"
-            "print(len(pool._pools), type(pool.pool_of(q)).__name__)\n")
+            "dev = manager.default('cpu')\n"
+            "t = Tensor.empty(dev, (64,))\n"
+            "print(dev.pool, type(t.buffer).__name__)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True,
                          text=True, env={**os.environ, "NETCL_POOL": "0"},
                          check=True)
-    assert out.stdout.split() == ["0", "Unpooled"]
+    assert out.stdout.split() == ["None", "Buffer"]
 
 
 def test_idle_buffers_are_freed_before_a_request_is_refused(monkeypatch):
-    """A request that fits only once the pool lets go of its idle buffers
-    is not refused."""
+    """A request that fits under ``ulimit -v`` only once the pool lets go
+    of its idle buffers is not refused (they count as used memory)."""
     from netcl_lite.core import tensor as tensor_module
-    q = queue()
-    idle = Tensor.empty(q, (1 << 19,))          # 2 MiB, then idle
+    dev = manager.default("cpu")
+    if not dev.host_memory:
+        pytest.skip("the device's buffers are not in this process's memory")
+    dev.release_idle()
+    idle = Tensor.empty(dev, (1 << 19,))          # 2 MiB, then idle
     del idle
-    mine = pool.pool_of(q)
-    calls = []
+    seen = []
 
-    def fits_after_release(queue, nbytes, what):
-        calls.append(mine.idle_bytes)
-        if len(calls) == 1:
-            raise ValueError(f"{what}: no room")
-        return 1 << 40
-    monkeypatch.setattr(tensor_module, "check_fits", fits_after_release)
-    Tensor.empty(q, (1 << 20,))
-    assert len(calls) == 2 and calls[1] < calls[0]
+    def left_after_release():
+        seen.append(dev.pool.held_blocks)
+        return 0 if len(seen) == 1 else 1 << 40
+    monkeypatch.setattr(tensor_module, "host_bytes_left", left_after_release)
+    Tensor.empty(dev, (1 << 20,))
+    assert seen == [1, 0]
 
 
-def test_a_queue_owns_its_pool():
-    q = queue()
-    assert state_of(q).pool is pool.pool_of(q)
-    other = cl.CommandQueue(manager.default("cpu").context)
-    assert pool.pool_of(other) is not pool.pool_of(q)
-
-
-def test_the_package_reads_no_reference_counts():
-    package = pathlib.Path(netcl_lite.__file__).parent
-    readers = [p.name for p in package.rglob("*.py")
-               if "getrefcount" in p.read_text(encoding="utf-8")]
-    assert readers == []
+def test_each_device_owns_its_pool():
+    dev = manager.default("cpu")
+    assert Tensor.empty(dev.queue, (N,)).device.pool is dev.pool
+    mine = device_of(cl.CommandQueue(dev.context))
+    assert mine.pool is not dev.pool

@@ -1,14 +1,21 @@
 """core/roofline.py and kernels/roofline.cl: the FMA loop computes its closed
-form, the copy copies, the measurements give positive rates, every entry of
-WORK names parameters its kernel has, and profile counts what it ran."""
+form, the copy copies, the measurements give positive rates, every count
+(core/work.py, beside each launch) names parameters its kernel has, every
+kernel of a training step is counted, and profile counts what it ran."""
 
 import numpy as np
 import pytest
 
+import netcl_lite.autograd as ag
+import netcl_lite.functional  # noqa: F401 (the ops register their counts)
 from netcl_lite.core import roofline
-from netcl_lite.core.program import LOCAL_1D, launch
+from netcl_lite.core.program import LOCAL_1D, kernel_dir, kernel_source, launch
+from netcl_lite.core.signature import parse_signatures
 from netcl_lite.core.tensor import Tensor
 from netcl_lite.core.tensor_ops import add_tensors, work_items
+from netcl_lite.core.work import WORK
+from netcl_lite.nn import DecoderConfig, DecoderLM
+from netcl_lite.optim import AdamW, clip_grad_norm
 
 
 def closed_form(n, a, b, iters, vw):
@@ -99,23 +106,51 @@ def test_work_of_a_product_by_hand():
 
 def test_causal_attention_counts_the_visible_pairs():
     # a causal 4 x 4 sees 1 + 2 + 3 + 4 = 10 pairs; with 2 extra keys
-    # (a cache) row i sees i + 3
-    assert roofline._visible(4, 4, True) == 10
-    assert roofline._visible(2, 4, True) == 3 + 4
-    assert roofline._visible(3, 5, False) == 15
-    flops, _ = roofline.work("flash_attention_forward", dict(
-        BH=2, rep=1, Sq=4, Sk=4, D=8, DV=8, causal=1))
-    # per pair: q.k and p v (2 x 8 each), then max, subtract, exp and sum
-    assert flops == 2 * 10 * (2 * 8 + 2 * 8 + 4)
+    # (a cache) row i sees i + 3; without the mask every pair counts
+    # per pair: q.k and p v (D = DV = 8), then max, subtract, exp and sum
+    per_pair = 2 * 8 + 2 * 8 + 4
+    for Sq, Sk, causal, pairs in [(4, 4, 1, 10), (2, 4, 1, 3 + 4),
+                                  (3, 5, 0, 15)]:
+        for kernel in ("flash_attention_forward",
+                       "flash_attention_simple_forward"):
+            flops, _ = roofline.work(kernel, dict(
+                BH=2, rep=1, Sq=Sq, Sk=Sk, D=8, DV=8, causal=causal))
+            assert flops == 2 * pairs * per_pair, kernel
 
 
-def test_every_counted_kernel_exists_with_those_parameters():
-    found = roofline.signatures()
-    for name in roofline.WORK:
-        assert name in found, f"WORK counts {name}, which no .cl file has"
+def test_every_count_names_parameters_its_kernel_has():
+    found = {}
+    for path in sorted(kernel_dir().glob("*.cl")):
+        found.update(parse_signatures(kernel_source(path.stem)))
+    assert {"matmul_tiled", "adamw_step", "copy"} <= set(WORK)
+    for name in WORK:
+        assert name in found, f"{name} is counted, but no .cl file has it"
         sizes = {p.name: 3 for p in found[name] if p.kind == "scalar"}
         flops, nbytes = roofline.work(name, sizes)   # a wrong name: KeyError
         assert flops >= 0 and nbytes > 0, name
+
+
+def test_every_kernel_of_a_training_step_is_counted(queue):
+    """Chapter 09's step in miniature, profiled: each kernel it launches
+    brought its count (a new kernel without one shows here)."""
+    timing = roofline.profiling_queue(queue)
+    model = DecoderLM(timing, DecoderConfig(vocab_size=32, dim=16, n_layers=1,
+                                            n_heads=2, n_kv_heads=1,
+                                            max_seq_len=8))
+    opt = AdamW(model.parameters(), lr=1e-3)
+    ids = np.arange(16).reshape(2, 8) % 32
+
+    def step():
+        with ag.Tape() as tape:
+            loss = model.loss(ids, (ids + 1) % 32)
+        opt.zero_grad()
+        tape.backward(loss)
+        clip_grad_norm(model.parameters(), max_norm=1.0)
+        opt.step()
+
+    kernels = roofline.profile(timing, step, steps=1)
+    uncounted = [k.name for k in kernels if k.flops is None]
+    assert len(kernels) > 10 and uncounted == []
 
 
 def test_profile_counts_each_launch(queue):

@@ -45,10 +45,10 @@ def test_elementwise_and_sum(queue, rng):
     close(g, np.full(a.shape, 3.0))
 
 
-@pytest.mark.parametrize("fast", [False, True])
-def test_matmul_both_kernels(queue, rng, fast):
+@pytest.mark.parametrize("kernel", ["simple", "tiled"])
+def test_matmul_both_kernels(queue, rng, kernel):
     a, b = rng.standard_normal((2, 13, 9)), rng.standard_normal((2, 9, 35))
-    check(queue, rng, lambda x, y: F.matmul(x, y, fast=fast), ref.matmul,
+    check(queue, rng, lambda x, y: F.matmul(x, y, kernel=kernel), ref.matmul,
           ref.matmul_vjp, [a, b])
 
 

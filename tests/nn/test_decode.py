@@ -26,6 +26,8 @@ SHAPES = {   # name: (config overrides, batch)
     # sliding window: 3 keys, a third of the 10 positions; 1: itself only
     "window": (dict(window=3), 2),
     "window1": (dict(window=1, n_layers=1), 1),
+    # real models: a tied head (copied once, transposed) and 4 heads of 6
+    "tied_head_dim": (dict(tie_head=True, head_dim=6), 2),
 }
 
 

@@ -75,8 +75,11 @@ CONFIGS = {
     "nope": dict(rope_scale=0.0),                         # no position encoding
     "rope_base, eps": dict(rope_base=500.0, norm_eps=1e-3),
     "attn_scale 1": dict(attn_scale=1.0),                 # no 1/sqrt(d_k)
+    "attention only": dict(attn_only=True),               # no MLP (chapter 10)
     "all at once": dict(n_heads=8, n_kv_heads=2, n_layers=2, rope_scale=3.0,
                         attn_scale=0.3, hidden_dim=40),
+    # real models: the head reads the embedding table; 4 heads of 12 != 32
+    "tied head, head_dim 12": dict(tie_head=True, head_dim=12),
 }
 
 

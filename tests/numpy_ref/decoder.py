@@ -82,10 +82,12 @@ def decoder_block(x, p, H, HKV, base=10000.0, eps=1e-6, prefix="",
 
 def decoder_lm(ids, p, n_layers, H, HKV, base=10000.0, eps=1e-6,
                rope_scale=1.0, scale=None, head_mask=None, window=None):
-    """Logits (B, S, V) of the whole model; head_mask {layer: H floats}."""
+    """Logits (B, S, V) of the whole model; head_mask {layer: H floats}.
+    Without ``head.weight`` the head is tied: the embedding table, (V, D)^T."""
     head_mask = head_mask or {}
     x = p["tok_emb.weight"][ids]                              # (B, S, D)
     for i in range(n_layers):
         x = decoder_block(x, p, H, HKV, base, eps, f"blocks.{i}.", rope_scale,
                           scale, head_mask.get(i), window)
-    return rms_norm(x, p["norm.weight"], eps) @ p["head.weight"]
+    head = p["head.weight"] if "head.weight" in p else p["tok_emb.weight"].T
+    return rms_norm(x, p["norm.weight"], eps) @ head

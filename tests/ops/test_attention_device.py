@@ -13,6 +13,7 @@ import pytest
 
 import netcl_lite.functional as F
 from gradcheck import run_op
+from netcl_lite.core.device import device_of, kind_of
 from netcl_lite.core.program import trace
 from netcl_lite.core.tensor import Tensor
 from netcl_lite.functional.flash_attention import kernel_for
@@ -39,7 +40,10 @@ SIMPLE = ("flash_attention_simple.cl", {"flash_attention_simple_forward",
     (T.CPU | T.GPU | T.ACCELERATOR | T.DEFAULT, "simple"),   # Oclgrind
 ])
 def test_kernel_for_a_device_type(device_type, kernel):
-    assert kernel_for(SimpleNamespace(type=device_type)) == kernel
+    """The device type decides the kind once (core/device.py: kind_of), and
+    the kind the kernel."""
+    device = SimpleNamespace(kind=kind_of(SimpleNamespace(type=device_type)))
+    assert kernel_for(device) == kernel
 
 
 @pytest.mark.parametrize("op", [F.scaled_dot_product_attention,
@@ -71,12 +75,13 @@ def test_the_tape_names_flash_attention_on_every_device(queue, rng):
     q, k, v = (Tensor.from_host(queue, x) for x in make(rng, (), 1, 1, 3, 3, 2, 2))
     assert F.scaled_dot_product_attention(q, k, v).op == "flash_attention"
     assert F.flash_attention(q, k, v).op == "flash_attention"
-    assert F.flash_attention(q, k, v, fast=False).op == "flash_attention_simple"
+    assert F.flash_attention(q, k, v, kernel="simple").op == \
+        "flash_attention_simple"
 
 
 def device_forward(queue):
     """The forward kernel the device rule (rows 3-4 of the table) picks."""
-    if kernel_for(queue.device) == "fast":
+    if kernel_for(device_of(queue)) == "fast":
         return "flash_attention.cl:flash_attention_forward"
     return "flash_attention_simple.cl:flash_attention_simple_forward"
 
@@ -130,3 +135,23 @@ def test_a_cached_step_of_a_module_runs_the_plain_kernel_once(queue, rng):
     assert attention == [SIMPLE_FORWARD], ran
     np.testing.assert_allclose(step.value.to_host(), full[:, 8:], rtol=1e-5,
                                atol=1e-5)
+
+
+def test_kernel_names_the_kernel_and_fast_still_works_with_a_warning(queue, rng):
+    """``kernel="simple"`` runs flash_attention_simple.cl; the old spelling
+    ``fast=False`` (chapters used it) does the same and warns."""
+    q, k, v = (Tensor.from_host(queue, x) for x in make(rng, (), 1, 1, 3, 3, 2, 2))
+    with trace() as ran:
+        F.flash_attention(q, k, v, kernel="simple")
+    with pytest.warns(DeprecationWarning, match='kernel="simple"'), \
+            trace() as old:
+        F.flash_attention(q, k, v, fast=False)
+    assert old == ran and ran[0].startswith("flash_attention_simple.cl:")
+    with pytest.warns(DeprecationWarning), trace() as default:
+        F.flash_attention(q, k, v, fast=True)
+    with trace() as device_choice:
+        F.flash_attention(q, k, v)
+    assert default == device_choice
+    with pytest.raises(ValueError, match=r"kernel must be one of \(None, "
+                                         r"'simple'\), got 'fast'"):
+        F.flash_attention(q, k, v, kernel="fast")

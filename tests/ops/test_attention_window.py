@@ -57,8 +57,8 @@ def fast(q, k, v, window=None):
 
 RUNGS = {   # name: attention(q, k, v, window)
     "fast": fast,
-    "simple": lambda q, k, v, window: F.flash_attention(q, k, v, fast=False,
-                                                        window=window),
+    "simple": lambda q, k, v, window: F.flash_attention(
+        q, k, v, kernel="simple", window=window),
     "naive": lambda q, k, v, window: F.attention_naive(q, k, v, window=window),
     "sdpa": lambda q, k, v, window: F.scaled_dot_product_attention(
         q, k, v, window=window),

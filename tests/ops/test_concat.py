@@ -42,7 +42,7 @@ def test_concat_errors_name_the_shapes(queue):
     b = Tensor.from_host(queue, np.zeros((3, 4)))
     with pytest.raises(ValueError, match=r"\(2, 3\) and b \(3, 4\).*axis 1"):
         F.concat(a, b, axis=1)
-    with pytest.raises(ValueError, match="axis 2 out of range"):
+    with pytest.raises(ValueError, match=r"axis must be an int in \[-2, 1\] .*got 2"):
         F.concat(a, a, axis=2)
     with pytest.raises(ValueError, match="match except"):
         F.concat(a, Tensor.from_host(queue, np.zeros(3)), axis=0)

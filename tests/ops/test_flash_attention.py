@@ -15,6 +15,7 @@ import netcl_lite.functional as F
 import numpy_ref as ref
 from gradcheck import check_op, run_op
 from netcl_lite.autograd import nodes
+from netcl_lite.core.device import device_of
 from netcl_lite.core.program import trace
 from netcl_lite.core.tensor import Tensor
 from netcl_lite.core.validate import check_qkv
@@ -58,7 +59,7 @@ def fast(q, k, v, causal=True):
 
 def forward_kernel(queue):
     """The forward kernel that F.flash_attention runs on this queue's device."""
-    if kernel_for(queue.device) == "fast":
+    if kernel_for(device_of(queue)) == "fast":
         return "flash_attention.cl:flash_attention_forward"
     return "flash_attention_simple.cl:flash_attention_simple_forward"
 

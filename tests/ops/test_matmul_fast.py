@@ -18,9 +18,9 @@ from netcl_lite.functional.matmul import matmul_strided
 from tiles import TILES, each_tile  # noqa: F401 (each_tile: a fixture)
 
 
-def run(queue, a, b, fast):
+def run(queue, a, b, kernel):
     a, b = Tensor.from_host(queue, a), Tensor.from_host(queue, b)
-    return F.matmul(a, b, fast=fast).value.to_host().astype(np.float64)
+    return F.matmul(a, b, kernel=kernel).value.to_host().astype(np.float64)
 
 
 def rand(rng, *shape):
@@ -40,7 +40,7 @@ def test_packed_matches_numpy(queue, rng, each_tile, sa, sb):
     a, b = rand(rng, *sa), rand(rng, *sb)
     want = a.astype(np.float64) @ b.astype(np.float64)
     tol = 1e-5 * np.sqrt(sa[-1])          # float32 rounding grows with K
-    got = run(queue, a, b, fast=True)
+    got = run(queue, a, b, kernel="tiled")
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
 
 
@@ -48,7 +48,8 @@ def test_packed_matches_numpy(queue, rng, each_tile, sa, sb):
     ((37, 37), (37, 37)), ((2, 3, 70, 9), (2, 3, 9, 130)), ((4, 100, 33), (33, 64))])
 def test_packed_matches_simple_kernel(queue, rng, each_tile, sa, sb):
     a, b = rand(rng, *sa), rand(rng, *sb)
-    np.testing.assert_allclose(run(queue, a, b, True), run(queue, a, b, False),
+    np.testing.assert_allclose(run(queue, a, b, "tiled"),
+                               run(queue, a, b, "simple"),
                                rtol=1e-5, atol=1e-5)
 
 
@@ -60,8 +61,8 @@ def test_strided_products_of_the_backward(queue, rng, each_tile, transpose_a,
     batch, M, N, K = 3, 41, 35, 19
     A, B, a_st, b_st, am, bm = strided_operands(
         queue, rng, batch, M, N, K, transpose_a, transpose_b, shared_b)
-    fast = matmul_strided(A, B, batch, M, N, K, a_st, b_st, fast=True)
-    slow = matmul_strided(A, B, batch, M, N, K, a_st, b_st, fast=False)
+    fast = matmul_strided(A, B, batch, M, N, K, a_st, b_st, kernel="tiled")
+    slow = matmul_strided(A, B, batch, M, N, K, a_st, b_st, kernel="simple")
     want = am.astype(np.float64) @ bm.astype(np.float64)
     np.testing.assert_allclose(fast.to_host(), want, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(fast.to_host(), slow.to_host(), rtol=1e-5, atol=1e-5)
@@ -71,7 +72,7 @@ def test_strided_products_of_the_backward(queue, rng, each_tile, transpose_a,
                                    ((3, 8, 33), (33, 40)),
                                    ((530, 13), (13, 40))])  # grad_b packs a^T
 def test_packed_gradients(queue, rng, each_tile, sa, sb):
-    check_op(queue, lambda a, b: F.matmul(a, b, fast=True), ref.matmul,
+    check_op(queue, lambda a, b: F.matmul(a, b, kernel="tiled"), ref.matmul,
              ref.matmul_vjp, [rng.standard_normal(sa), rng.standard_normal(sb)])
 
 
@@ -108,7 +109,7 @@ def test_weight_gradient_packs_the_long_a_transposed(queue, rng, each_tile):
 
 def test_deterministic(queue, rng, each_tile):
     a, b = rand(rng, 2, 200, 77), rand(rng, 2, 77, 90)
-    assert np.array_equal(run(queue, a, b, True), run(queue, a, b, True))
+    assert np.array_equal(run(queue, a, b, "tiled"), run(queue, a, b, "tiled"))
 
 
 # each_tile is the same for every example of one run: nothing to reset
@@ -122,7 +123,7 @@ def test_packed_random_shapes(queue, each_tile, lead, m, k, n, shared, seed):
     a = rand(rng, *lead, m, k)
     b = rand(rng, k, n) if shared else rand(rng, *lead, k, n)
     want = a.astype(np.float64) @ b.astype(np.float64)
-    np.testing.assert_allclose(run(queue, a, b, True), want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(run(queue, a, b, "tiled"), want, rtol=1e-5, atol=1e-5)
 
 
 # Every tile the tuner may choose, on shapes that take each path of
@@ -166,7 +167,12 @@ def test_every_tile_matches_numpy(queue, rng, tile, batch, M, N, K,
 
 
 def test_tuner_caches_its_choice(queue, tmp_path, monkeypatch):
+    import json
+
+    import pyopencl as cl
+
     from netcl_lite.core import tune
+    from netcl_lite.core.device import Device
     from netcl_lite.functional.matmul import tile_config
 
     path = tmp_path / "tune.json"
@@ -174,29 +180,30 @@ def test_tuner_caches_its_choice(queue, tmp_path, monkeypatch):
     monkeypatch.setenv("NETCL_TUNE_CACHE", str(path))
     monkeypatch.setenv("NETCL_RETUNE", "1")
     monkeypatch.setattr(tune, "_chosen", {})
-    monkeypatch.setattr(tune, "_by_queue", {})
-    cfg = tile_config(queue)
-    assert (cfg["VW"], cfg["TILE_M"], cfg["TILE_V"]) in tune.candidates(queue.device)
-    if tune.is_cpu(queue.device):                 # timed, then stored
-        entry = tune._load()[tune.device_key(queue.device)]
+    fresh = Device(cl.CommandQueue(queue.context))    # no tile yet
+    cfg = tile_config(fresh)
+    assert (cfg["VW"], cfg["TILE_M"], cfg["TILE_V"]) in tune.candidates(fresh)
+    if fresh.kind == "cpu":                       # timed, then stored
+        entry = json.loads(path.read_text())[tune.device_key(fresh.cl_device)]
         assert tuple(entry["tile"]) == (cfg["VW"], cfg["TILE_M"], cfg["TILE_V"])
-        assert len(entry["ms"]) == len(tune.candidates(queue.device))
+        assert len(entry["ms"]) == len(tune.candidates(fresh))
     monkeypatch.delenv("NETCL_RETUNE")
     monkeypatch.setattr(tune, "_chosen", {})
-    monkeypatch.setattr(tune, "_by_queue", {})
     monkeypatch.setattr(tune, "_time_tiles", None)  # a second timing would fail
-    assert tile_config(queue) == cfg
+    assert tile_config(Device(cl.CommandQueue(queue.context))) == cfg
 
 
 def test_tuning_runs_stay_out_of_traces(queue, tmp_path, monkeypatch):
+    import pyopencl as cl
+
     from netcl_lite.core import tune
-    from netcl_lite.functional.matmul import tile_config
+    from netcl_lite.core.device import Device
 
     monkeypatch.delenv("NETCL_TILE", raising=False)
     monkeypatch.setenv("NETCL_TUNE_CACHE", str(tmp_path / "tune.json"))
     monkeypatch.setattr(tune, "_chosen", {})
-    monkeypatch.setattr(tune, "_by_queue", {})
-    a = Tensor.from_host(queue, np.ones((64, 64), np.float32))
+    fresh = Device(cl.CommandQueue(queue.context))    # no tile yet
+    a = Tensor.from_host(fresh, np.ones((64, 64), np.float32))
     with trace() as ran:
         F.matmul(a, a)                      # the first: tunes, then runs
     assert ran == ["matmul.cl:matmul_tiled"]
@@ -226,7 +233,7 @@ def test_few_rows_match_numpy(queue, rng, tile, batch, M, N, K, transpose_a,
 @pytest.mark.parametrize("sa,sb", [((1, 70), (70, 96)), ((2, 3, 40), (40, 33))])
 def test_few_rows_gradients(queue, rng, each_tile, sa, sb):
     # the forward runs matmul_few_rows; grad_a = g @ b^T reads B^T by strides
-    check_op(queue, lambda a, b: F.matmul(a, b, fast=True), ref.matmul,
+    check_op(queue, lambda a, b: F.matmul(a, b, kernel="tiled"), ref.matmul,
              ref.matmul_vjp, [rng.standard_normal(sa), rng.standard_normal(sb)])
 
 

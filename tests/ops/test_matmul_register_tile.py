@@ -40,9 +40,10 @@ def test_register_tile_matches_the_simple_kernel(queue, rng, batch, M, N, K,
     A, B, a_st, b_st, am, bm = strided_operands(
         queue, rng, batch, M, N, K, transpose_a, transpose_b, shared_b)
     with trace() as ran:
-        tile = matmul_strided(A, B, batch, M, N, K, a_st, b_st, fast="tile")
+        tile = matmul_strided(A, B, batch, M, N, K, a_st, b_st,
+                              kernel="register_tile")
     assert ran == ["matmul.cl:matmul_register_tile"]
-    simple = matmul_strided(A, B, batch, M, N, K, a_st, b_st, fast=False)
+    simple = matmul_strided(A, B, batch, M, N, K, a_st, b_st, kernel="simple")
     np.testing.assert_array_equal(tile.to_host(), simple.to_host())
     want = am.astype(np.float64) @ bm.astype(np.float64)
     np.testing.assert_allclose(tile.to_host(), want, rtol=1e-5, atol=1e-5)
@@ -67,17 +68,24 @@ def test_register_tile_gradients(queue, rng, sa, sb):
     with ag.Tape() as tape:
         x = ag.tensor(Tensor.from_host(queue, rand(rng, *sa)), requires_grad=True)
         w = ag.tensor(Tensor.from_host(queue, rand(rng, *sb)), requires_grad=True)
-        loss = F.sum(F.matmul(x, w, fast="tile"))
+        loss = F.sum(F.matmul(x, w, kernel="register_tile"))
     with trace() as ran:
         tape.backward(loss)
     products = [k for k in ran if k.startswith("matmul.cl")]
     assert products == ["matmul.cl:matmul_register_tile"] * 2, ran
 
 
-def test_fast_takes_four_values(queue):
+def test_kernel_names_one_of_four_choices(queue):
     a = Tensor.from_host(queue, np.ones((2, 2), np.float32))
-    for fast in (None, True, False, "tile"):
-        F.matmul(a, a, fast=fast)
-    with pytest.raises(ValueError, match=r'fast must be None, True, False or '
-                                         r'"tile", got \'tiled\''):
-        F.matmul(a, a, fast="tiled")
+    for kernel in (None, "simple", "register_tile", "tiled"):
+        with trace() as ran:
+            out = F.matmul(a, a, kernel=kernel)
+        np.testing.assert_array_equal(out.value.to_host(), 2.0)
+        want = {None: "matmul_forward", "simple": "matmul_forward",
+                "register_tile": "matmul_register_tile",
+                "tiled": "matmul_few_rows"}[kernel]     # 2 rows: few rows
+        assert ran[-1] == f"matmul.cl:{want}"
+    with pytest.raises(ValueError, match=r"kernel must be None or one of "
+                                         r"\['register_tile', 'simple', "
+                                         r"'tiled'\], got 'tile'"):
+        F.matmul(a, a, kernel="tile")

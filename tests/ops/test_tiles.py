@@ -3,12 +3,16 @@ a tile can be forced (NETCL_TILE, forced_tile), the tuner keeps its first
 candidate unless another is clearly faster, and one shape runs the same
 kernels under every tile."""
 
+import json
+
 import numpy as np
+import pyopencl as cl
 import pytest
 
 import netcl_lite.autograd as ag
 import netcl_lite.functional as F
 from netcl_lite.core import tune
+from netcl_lite.core.device import Device
 from netcl_lite.core.program import trace
 from netcl_lite.core.tensor import Tensor
 from netcl_lite.functional.matmul import FEW_ROWS, tile_config
@@ -21,14 +25,25 @@ def tile_of(config):
 
 @pytest.fixture
 def fresh_tuner(queue, tmp_path, monkeypatch):
-    """The tuner as in a new process, with its cache in tmp_path."""
+    """The tuner as in a new process, with its cache in tmp_path; ask it
+    with the ``fresh`` device (a new Device has no tile yet)."""
     monkeypatch.delenv("NETCL_TILE", raising=False)
     monkeypatch.delenv("NETCL_RETUNE", raising=False)
     monkeypatch.delenv("NETCL_TUNE", raising=False)
     monkeypatch.setenv("NETCL_TUNE_CACHE", str(tmp_path / "tune.json"))
     monkeypatch.setattr(tune, "_chosen", {})
-    monkeypatch.setattr(tune, "_by_queue", {})
     return monkeypatch
+
+
+@pytest.fixture
+def fresh(queue):
+    """A new Device on the test queue's context: no tile chosen yet."""
+    return Device(cl.CommandQueue(queue.context))
+
+
+def stored():
+    """The tuner's cache file, as the doctor reads it."""
+    return json.loads(tune.cache_path().read_text(encoding="utf-8"))
 
 
 def test_tiles_are_every_candidate_of_every_width():
@@ -36,19 +51,19 @@ def test_tiles_are_every_candidate_of_every_width():
                      (4, 6, 2), (4, 4, 4), (4, 4, 2)]
 
 
-def test_netcl_tile_forces_a_tile_without_timing(queue, fresh_tuner):
+def test_netcl_tile_forces_a_tile_without_timing(fresh, fresh_tuner):
     fresh_tuner.setenv("NETCL_TILE", "16,14,2")
     fresh_tuner.setattr(tune, "_time_tiles", None)   # a timing would fail
-    assert tile_of(tile_config(queue)) == (16, 14, 2)
+    assert tile_of(tile_config(fresh)) == (16, 14, 2)
     assert not tune.cache_path().exists()           # nothing cached
 
 
 @pytest.mark.parametrize("value", ["16,14", "16,14,3", "a,b,c", "8x6x2"])
-def test_a_bad_netcl_tile_names_itself_and_the_valid_ones(queue, fresh_tuner,
+def test_a_bad_netcl_tile_names_itself_and_the_valid_ones(fresh, fresh_tuner,
                                                           value):
     fresh_tuner.setenv("NETCL_TILE", value)
     with pytest.raises(ValueError) as err:
-        tile_config(queue)
+        tile_config(fresh)
     assert repr(value) in str(err.value)
     assert "VW,TILE_M,TILE_V" in str(err.value)
     assert "16,14,2" in str(err.value) and "4,4,2" in str(err.value)
@@ -67,40 +82,43 @@ def test_forced_tile_nests_and_restores(queue):
 
 
 @pytest.mark.parametrize("faster,kept", [(0.99, 0), (0.96, 0), (0.94, 1)])
-def test_another_tile_must_win_by_the_margin(queue, fresh_tuner, faster, kept):
+def test_another_tile_must_win_by_the_margin(fresh, fresh_tuner, faster, kept):
     """The first candidate at 1 ms, the second at ``faster`` ms: the second
     is kept only when it is at least 5% faster; the cache has both times."""
-    tiles = tune.candidates(queue.device)
-    if not tune.is_cpu(queue.device) or len(tiles) < 2:
+    tiles = tune.candidates(fresh)
+    if fresh.kind != "cpu" or len(tiles) < 2:
         pytest.skip("one candidate: nothing is timed")
     ms = {t: 1.0 for t in tiles}
     ms[tiles[1]] = faster
     fresh_tuner.setattr(tune, "_time_tiles",           # seconds per tile
-                        lambda queue, tiles, square: {t: ms[t] / 1e3 for t in tiles})
-    assert tile_of(tile_config(queue)) == tiles[kept]
-    entry = tune._load()[tune.device_key(queue.device)]
+                        lambda device, tiles, square: {t: ms[t] / 1e3 for t in tiles})
+    assert tile_of(tile_config(fresh)) == tiles[kept]
+    assert fresh.tile is tile_config(fresh)             # the device keeps it
+    entry = stored()[tune.device_key(fresh.cl_device)]
     assert tuple(entry["tile"]) == tiles[kept]
     assert entry["ms"] == {str(list(t)): ms[t] for t in tiles}
     assert entry["margin"] == tune.MARGIN == 0.05
 
 
-def test_an_old_cache_entry_is_decided_again(queue, fresh_tuner):
+def test_an_old_cache_entry_is_decided_again(fresh, fresh_tuner):
     """An entry written before VERSION 2 (the fastest by any margin) is
     under another key: the tuner times again."""
-    if not tune.is_cpu(queue.device) or len(tune.candidates(queue.device)) < 2:
+    if fresh.kind != "cpu" or len(tune.candidates(fresh)) < 2:
         pytest.skip("one candidate: nothing is timed")
-    assert "matmul v2" in tune.device_key(queue.device)
-    old = tune.device_key(queue.device).replace("matmul v2", "matmul v1")
-    tune._store(old, {"tile": list(tune.candidates(queue.device)[1])})
+    key = tune.device_key(fresh.cl_device)
+    assert "matmul v2" in key
+    old = key.replace("matmul v2", "matmul v1")
+    tune.cache_path().write_text(json.dumps(
+        {old: {"tile": list(tune.candidates(fresh)[1])}}), encoding="utf-8")
     timed = []
 
-    def equal_times(queue, tiles, square):
+    def equal_times(device, tiles, square):
         timed.append(tiles)
         return {t: 1e-3 for t in tiles}
 
     fresh_tuner.setattr(tune, "_time_tiles", equal_times)
-    assert tile_of(tile_config(queue)) == tune.candidates(queue.device)[0]
-    assert len(timed) == 1
+    assert tile_of(tile_config(fresh)) == tune.candidates(fresh)[0]
+    assert len(timed) == 1 and set(stored()) == {old, key}
 
 
 # Shapes around the rule: rows 1, FEW_ROWS - 1 and FEW_ROWS (the two sides of

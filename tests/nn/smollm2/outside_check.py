@@ -1,0 +1,89 @@
+"""The check against an outside implementation, run by hand (not in CI):
+transformers reads the same GGUF file, in float32, and its logits on the
+named prompts (prompts.json) are compared with DecoderLM.from_gguf's; its
+save_pretrained writes a real LlamaForCausalLM folder, and
+DecoderLM.from_hf on that folder must give from_gguf's logits.
+
+transformers needs torch, too heavy for the project's environment, so the
+check runs in two steps, in two environments:
+
+    # 1. where torch and transformers are installed (e.g. a scratch venv:
+    #    pip install torch transformers gguf accelerate)
+    python tests/nn/smollm2/outside_check.py transformers <gguf folder> <out>
+    # 2. in the project's environment
+    python tests/nn/smollm2/outside_check.py compare <gguf folder> <out>
+"""
+
+import json
+import pathlib
+import sys
+import time
+
+import numpy as np
+
+HERE = pathlib.Path(__file__).parent
+FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+PROMPTS = json.loads((HERE / "prompts.json").read_text(encoding="utf-8"))
+GREEDY = 24
+
+
+def with_transformers(folder, out):
+    import torch
+    from transformers import AutoModelForCausalLM
+    out.mkdir(parents=True, exist_ok=True)
+    model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=FILE,
+                                                 dtype=torch.float32)
+    model.eval()
+    logits = {}
+    with torch.no_grad():
+        for name, p in PROMPTS.items():
+            ids = torch.tensor([p["ids"]])
+            logits[name] = model(ids).logits[0].numpy()
+        prompt = torch.tensor([PROMPTS["chatml_capital"]["ids"]])
+        greedy = model.generate(prompt, max_new_tokens=GREEDY, do_sample=False,
+                                eos_token_id=None, pad_token_id=0)
+    np.savez(out / "transformers_logits.npz", **logits)
+    (out / "transformers_greedy.json").write_text(json.dumps(
+        greedy[0, prompt.shape[1]:].tolist()))
+    # a model read from GGUF refuses save_pretrained; the same float32
+    # weights in a plain LlamaForCausalLM save as any checkpoint does
+    config = model.config
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    plain = type(model)(config)
+    plain.load_state_dict(model.state_dict())
+    plain.save_pretrained(out / "hf")
+    print("wrote", out)
+
+
+def compare(folder, out):
+    from netcl_lite.nn import DecoderLM
+    theirs = np.load(out / "transformers_logits.npz")
+    t = time.perf_counter()
+    ours = DecoderLM.from_gguf(pathlib.Path(folder) / FILE)
+    print(f"from_gguf: {time.perf_counter() - t:.1f} s")
+    t = time.perf_counter()
+    hf = DecoderLM.from_hf(out / "hf")
+    print(f"from_hf: {time.perf_counter() - t:.1f} s")
+    for name, p in PROMPTS.items():
+        ids = np.array([p["ids"]], np.int32)
+        a = ours(ids).value.to_host()[0]
+        b = hf(ids).value.to_host()[0]
+        ref = theirs[name]
+        print(f"{name} ({len(p['ids'])} tokens): max |logit| "
+              f"{np.abs(ref).max():.2f}; from_gguf vs transformers "
+              f"{np.abs(a - ref).max():.3g}; from_hf vs from_gguf "
+              f"{np.abs(a - b).max():.3g}; from_hf vs transformers "
+              f"{np.abs(b - ref).max():.3g}")
+    prompt = PROMPTS["chatml_capital"]["ids"]
+    mine = ours.generate(prompt, GREEDY, temperature=0.0, stop_ids=())
+    want = json.loads((out / "transformers_greedy.json").read_text())
+    print("greedy ids equal to transformers':", mine == want)
+    print("hf greedy equal:", hf.generate(prompt, GREEDY, temperature=0.0,
+                                          stop_ids=()) == want)
+    print("hf stop ids:", hf.stop_ids, "gguf stop ids:", ours.stop_ids)
+
+
+if __name__ == "__main__":
+    step, folder, out = sys.argv[1], sys.argv[2], pathlib.Path(sys.argv[3])
+    {"transformers": with_transformers, "compare": compare}[step](folder, out)
