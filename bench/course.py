@@ -11,8 +11,12 @@ machine (CPU model, cores, the OpenCL implementation the chapters run on)
 and the load average before and after, so a reader can tell which it was.
 
 The budget (issue 39): the whole course within 18 minutes on a 2-core
-machine with Debian's PoCL, and no chapter over 6 minutes. Chapters over
-the chapter budget are marked.
+machine with Debian's PoCL, no chapter over 6 minutes, and every cell that
+runs longer than about 20 s shows one progress bar, stored once. Chapters
+over the chapter budget are marked; the last column lists each cell that
+took 20 s or more (pytest's ``--durations``, nbval numbering code cells
+from 0) and whether its stored output holds one progress bar drawn at its
+start and end only ("bar") or not ("NO BAR").
 
 The notebooks run on copies in a temporary folder (``chapters/`` copied,
 ``data/`` linked, an empty ``figures/``), so the stored outputs and figures
@@ -22,9 +26,11 @@ stay untouched.
     python bench/course.py 11 12 13           # those chapters only
 """
 
+import json
 import os
 import pathlib
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -34,6 +40,7 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CHAPTER_BUDGET = 6 * 60         # seconds, one chapter
 COURSE_BUDGET = 18 * 60         # seconds, the whole course
+SLOW_CELL = 20                  # seconds: a cell this slow shows a progress bar
 NBVAL = ["--nbval", "--nbval-current-env",
          "--nbval-sanitize-with", "chapters/sanitize.cfg"]
 
@@ -53,16 +60,40 @@ def machine():
     try:
         from netcl_lite.core.device import manager
         device = manager.default("auto").queue.device
-        opencl = (f"{device.platform.name} {device.platform.version.strip()}, "
-                  f"device {device.name.strip()}")
+        version = device.platform.version.split("  ")[0].split(",")[0]
+        opencl = f"{version.strip()}, device {device.name.strip()}"
     except Exception as error:                 # no OpenCL: say so, still time
         opencl = f"no OpenCL device ({error})"
     return f"{model}, {cores} cores; OpenCL: {opencl}"
 
 
+def one_bar(cell):
+    """Whether a stored code cell shows one tqdm bar, drawn at most twice
+    (its start and its end: ``mininterval=float("inf")``) and ended once."""
+    text = "".join("".join(o.get("text", "")) for o in cell.get("outputs", [])
+                   if o.get("name") == "stderr")
+    bars = [line for line in re.split(r"[\r\n]", text) if "|" in line
+            and re.search(r"\d+%\|", line)]
+    return 1 <= len(bars) <= 2 and text.count("\n") == 1
+
+
+def slow_cells(output, path):
+    """[(code cell number, seconds, shows one bar)] for the cells pytest's
+    --durations reported, from the stored notebook."""
+    code = [c for c in json.loads(path.read_text())["cells"]
+            if c["cell_type"] == "code"]
+    slow = []
+    for seconds, number in re.findall(r"([\d.]+)s call\s+\S+::Cell (\d+)",
+                                      output):
+        slow.append((int(number), float(seconds), one_bar(code[int(number)])))
+    return sorted(slow)
+
+
 def run_chapter(path, cwd, timeout=1800):
-    """(passed, wall seconds, CPU seconds) of nbval on one notebook."""
+    """(passed, wall seconds, CPU seconds, slow cells) of nbval on one
+    notebook."""
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+               "--durations=0", f"--durations-min={SLOW_CELL}",
                *NBVAL, str(path.relative_to(cwd))]
     start = time.perf_counter()
     child = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE,
@@ -82,12 +113,13 @@ def run_chapter(path, cwd, timeout=1800):
     output = child.stdout.read().decode(errors="replace")
     if child.returncode:
         print(output[-3000:], file=sys.stderr)
-    return child.returncode == 0, wall, usage.ru_utime + usage.ru_stime
+    return (child.returncode == 0, wall, usage.ru_utime + usage.ru_stime,
+            slow_cells(output, path))
 
 
 def run_course(chapters=()):
-    """[(notebook name, passed, wall s, CPU s)] for chapters/NN_*.ipynb, or
-    only those whose number is in ``chapters``."""
+    """[(notebook name, passed, wall s, CPU s, slow cells)] for
+    chapters/NN_*.ipynb, or only those whose number is in ``chapters``."""
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
@@ -115,16 +147,19 @@ def run_course(chapters=()):
 
 def table(rows, load=None):
     """Markdown: one row per chapter, then the total, against the budget."""
-    lines = ["| chapter | nbval | wall s | CPU s |", "|---|---|---|---|"]
-    for name, passed, wall, cpu in rows:
+    lines = ["| chapter | nbval | wall s | CPU s | cells over 20 s |",
+             "|---|---|---|---|---|"]
+    for name, passed, wall, cpu, slow in rows:
         over = " (over 6 min)" if wall > CHAPTER_BUDGET else ""
+        cells = "; ".join(f"cell {n}: {s:.0f} s, {'bar' if bar else 'NO BAR'}"
+                          for n, s, bar in slow)
         lines.append(f"| {name} | {'passed' if passed else 'FAILED'} | "
-                     f"{wall:.1f}{over} | {cpu:.1f} |")
+                     f"{wall:.1f}{over} | {cpu:.1f} | {cells} |")
     wall = sum(r[2] for r in rows)
     cpu = sum(r[3] for r in rows)
     over = " (over 18 min)" if wall > COURSE_BUDGET else ""
     lines.append(f"| all {len(rows)} | {sum(r[1] for r in rows)} passed | "
-                 f"{wall:.1f}{over} | {cpu:.1f} |")
+                 f"{wall:.1f}{over} | {cpu:.1f} | |")
     if load:
         lines.append(f"\nload average (1 min) before and after: "
                      f"{load[0]:.2f}, {load[1]:.2f}")
