@@ -70,3 +70,46 @@ def test_the_real_model_profile_lists_a_decoding_steps_kernels(smollm2_path):
                  "qdecode_swiglu", "qdecode_matvec"):
         assert f"| {name} |" in out, out
     assert " in 154 launches; wall " in out, out      # 5 x 30 + 4
+
+
+def test_the_course_table_times_nbval_and_finds_slow_cells(tmp_path):
+    """bench/course.py: a two-cell notebook passes nbval with its CPU seconds
+    counted, and pytest's --durations lines map to stored cells and bars."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import course
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    bar = {"name": "stderr", "output_type": "stream",
+           "text": "\rruns:   0%|     | 0/3 [00:00<?, ?it/s]"
+                   "\rruns: 100%|#####| 3/3 [00:30<00:00, 10.0s/it]\n"}
+    cells = [{"cell_type": "code", "execution_count": 1, "id": "a",
+              "metadata": {}, "source": "print(6 * 7)",
+              "outputs": [{"name": "stdout", "output_type": "stream",
+                           "text": "42\n"}]},
+             {"cell_type": "markdown", "id": "b", "metadata": {}, "source": "x"},
+             {"cell_type": "code", "execution_count": 2, "id": "c",
+              "metadata": {}, "source": "import sys\n"
+              "print('\\rruns: 100%|#####| 3/3', file=sys.stderr)",
+              "outputs": [bar]}]
+    nb = {"cells": cells, "metadata": {"kernelspec": {
+        "name": "python3", "display_name": "Python 3", "language": "python"}},
+        "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "chapters").mkdir()
+    path = tmp_path / "chapters" / "00_tiny.ipynb"
+    path.write_text(json.dumps(nb))
+    for name in ("sanitize.cfg", "conftest.py"):      # as the course copies
+        (tmp_path / "chapters" / name).write_text(
+            (ROOT / "chapters" / name).read_text())
+    passed, wall, cpu, slow = course.run_chapter(path, tmp_path, timeout=300)
+    assert passed and wall > 0 and cpu > 0 and slow == []
+    # two updates and one line end: one bar; none, or one line per update: not
+    assert course.one_bar(cells[2]) and not course.one_bar(cells[0])
+    many = {"outputs": [{**bar, "text": "runs: 50%|##| 1/2\nruns: 100%|#| 2/2\n"}]}
+    assert not course.one_bar(many)
+    report = "31.50s call     chapters/00_tiny.ipynb::Cell 1\n" \
+             "25.00s call     chapters/00_tiny.ipynb::Cell 0\n"
+    assert course.slow_cells(report, path) == [(0, 25.0, False), (1, 31.5, True)]
+    text = course.table([("00_tiny.ipynb", True, 400.0, 300.0,
+                          [(1, 31.5, True)])])
+    assert "400.0 (over 6 min)" in text and "cell 1: 32 s, bar" in text

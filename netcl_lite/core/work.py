@@ -23,6 +23,11 @@ True
 """
 
 FLOAT = 4          # bytes per float32 or int32 value
+# The online softmax of each visible (query, key) pair of a fused attention
+# kernel costs SOFTMAX FLOPs on top of its products: forward, the row max,
+# - m, exp and the sum; backward, - lse, exp, dP - Drow and * P. Per-row work
+# (the rescale by alpha, at most DV per row and block of keys) is left out.
+SOFTMAX = 4
 # kernel name -> count(sizes) -> (FLOPs, bytes). An op's counts are
 # registered when its module is imported (netcl_lite.functional and
 # netcl_lite.optim hold the training step's).

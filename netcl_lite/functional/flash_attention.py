@@ -40,7 +40,7 @@ from netcl_lite.autograd import nodes, record
 from netcl_lite.core.program import LOCAL_1D, ceil_div, launch, local_1d
 from netcl_lite.core.tensor import Tensor
 from netcl_lite.core.validate import check_number, check_qkv
-from netcl_lite.core.work import FLOAT, counts, visible
+from netcl_lite.core.work import FLOAT, SOFTMAX, counts, visible
 from netcl_lite.functional.flash_attention_simple import (check_window,
                                                           simple_attention)
 
@@ -239,31 +239,34 @@ def fast_attention(q, k, v, causal, batch, H, HKV, sm=None, window=0):
 
 @counts("flash_attention_forward")
 def _forward_work(a):
-    # per visible pair: the score q.k (2 D) and p v (2 DV); lse2 is (BH, Sq)
+    # per visible pair: the score q.k (2 D), the softmax, p v (2 DV); lse2 is
+    # (BH, Sq)
     BH, Sq, Sk, D, DV = a["BH"], a["Sq"], a["Sk"], a["D"], a["DV"]
     pairs = BH * visible(Sq, Sk, a["causal"])
-    return (pairs * (2 * D + 2 * DV),
+    return (pairs * (2 * D + 2 * DV + SOFTMAX),
             FLOAT * (BH * Sq * (D + DV + 1) + BH // a["rep"] * Sk * (D + DV)))
 
 
 @counts("flash_attention_backward_dq")
 def _dq_work(a):
-    # per pair: the score again (2 D), dP = dO . v (2 DV), dq += dS k (2 D);
-    # reads q, k (twice: panels and rows), v, o, dO, lse2; writes dq, drow
+    # per pair: the score again (2 D), dP = dO . v (2 DV), P and dS (SOFTMAX),
+    # dq += dS k (2 D); reads q, k (twice: panels and rows), v, o, dO, lse2;
+    # writes dq, drow
     BH, Sq, Sk, D, DV = a["BH"], a["Sq"], a["Sk"], a["D"], a["DV"]
     pairs = BH * visible(Sq, Sk, a["causal"])
-    return (pairs * (4 * D + 2 * DV),
+    return (pairs * (4 * D + 2 * DV + SOFTMAX),
             FLOAT * (BH * Sq * (2 * D + 2 * DV + 2)
                      + BH // a["rep"] * Sk * (2 * D + DV)))
 
 
 @counts("flash_attention_backward_dkv")
 def _dkv_work(a):
-    # per pair: the score (2 D), dP (2 DV), dv += p dO (2 DV), dk += dS q (2 D);
-    # reads k, v, q and dO (each as panels and rows), lse2, drow; writes dk, dv
+    # per pair: the score (2 D), dP (2 DV), P and dS (SOFTMAX), dv += p dO
+    # (2 DV), dk += dS q (2 D); reads k, v, q and dO (each as panels and
+    # rows), lse2, drow; writes dk, dv
     BH = a["BHKV"] * a["rep"]
     Sq, Sk, D, DV = a["Sq"], a["Sk"], a["D"], a["DV"]
     pairs = BH * visible(Sq, Sk, a["causal"])
-    return (pairs * (4 * D + 4 * DV),
+    return (pairs * (4 * D + 4 * DV + SOFTMAX),
             FLOAT * (BH * Sq * (2 * D + 2 * DV + 2)
                      + 2 * a["BHKV"] * Sk * (D + DV)))

@@ -39,7 +39,7 @@ from netcl_lite.autograd import nodes, record
 from netcl_lite.core.program import LOCAL_1D, launch
 from netcl_lite.core.tensor import Tensor
 from netcl_lite.core.validate import check_int, check_qkv
-from netcl_lite.core.work import FLOAT, counts, visible
+from netcl_lite.core.work import FLOAT, SOFTMAX, counts, visible
 
 
 def check_window(window, causal, Sk, op="attention"):
@@ -103,33 +103,33 @@ def simple_attention(q, k, v, causal, batch, H, HKV, scale=None,
 
 @counts("flash_attention_simple_forward")
 def _forward_work(a):
-    # per visible pair: the score q.k (2 D) and p v (2 DV); reads q, k, v,
-    # writes out and lse (BH, Sq)
+    # per visible pair: the score q.k (2 D), the softmax, p v (2 DV); reads
+    # q, k, v, writes out and lse (BH, Sq)
     BH, Sq, Sk, D, DV = a["BH"], a["Sq"], a["Sk"], a["D"], a["DV"]
     pairs = BH * visible(Sq, Sk, a["causal"])
-    return (pairs * (2 * D + 2 * DV),
+    return (pairs * (2 * D + 2 * DV + SOFTMAX),
             FLOAT * (BH * Sq * (D + DV + 1) + BH // a["rep"] * Sk * (D + DV)))
 
 
 @counts("flash_attention_simple_backward_dq")
 def _dq_work(a):
-    # per pair: the score (2 D), dP = dO . v (2 DV), dq += dS k (2 D);
-    # reads q, out, dO, lse, k, v; writes dq and delta (BH, Sq)
+    # per pair: the score (2 D), dP = dO . v (2 DV), P and dS (SOFTMAX),
+    # dq += dS k (2 D); reads q, out, dO, lse, k, v; writes dq and delta
     BH, Sq, Sk, D, DV = a["BH"], a["Sq"], a["Sk"], a["D"], a["DV"]
     pairs = BH * visible(Sq, Sk, a["causal"])
-    return (pairs * (4 * D + 2 * DV),
+    return (pairs * (4 * D + 2 * DV + SOFTMAX),
             FLOAT * (BH * Sq * (2 * D + 2 * DV + 2)
                      + BH // a["rep"] * Sk * (D + DV)))
 
 
 @counts("flash_attention_simple_backward_dkv")
 def _dkv_work(a):
-    # per pair: the score (2 D), dP (2 DV), dv += p dO (2 DV), dk += dS q
-    # (2 D); reads q, dO, lse, delta, k, v; writes dk, dv
+    # per pair: the score (2 D), dP (2 DV), P and dS (SOFTMAX), dv += p dO
+    # (2 DV), dk += dS q (2 D); reads q, dO, lse, delta, k, v; writes dk, dv
     BH = a["BHKV"] * a["rep"]
     Sq, Sk, D, DV = a["Sq"], a["Sk"], a["D"], a["DV"]
     pairs = BH * visible(Sq, Sk, a["causal"])
-    return (pairs * (4 * D + 4 * DV),
+    return (pairs * (4 * D + 4 * DV + SOFTMAX),
             FLOAT * (BH * Sq * (D + DV + 2) + 2 * a["BHKV"] * Sk * (D + DV)))
 
 

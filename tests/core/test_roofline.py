@@ -107,12 +107,15 @@ def test_work_of_a_product_by_hand():
 def test_causal_attention_counts_the_visible_pairs():
     # a causal 4 x 4 sees 1 + 2 + 3 + 4 = 10 pairs; with 2 extra keys
     # (a cache) row i sees i + 3; without the mask every pair counts
-    per_pair = 2 * 8 + 2 * 8                        # q.k and p v, D = DV = 8
+    # per pair: q.k and p v (D = DV = 8), then max, subtract, exp and sum
+    per_pair = 2 * 8 + 2 * 8 + 4
     for Sq, Sk, causal, pairs in [(4, 4, 1, 10), (2, 4, 1, 3 + 4),
                                   (3, 5, 0, 15)]:
-        flops, _ = roofline.work("flash_attention_forward", dict(
-            BH=2, rep=1, Sq=Sq, Sk=Sk, D=8, DV=8, causal=causal))
-        assert flops == 2 * pairs * per_pair
+        for kernel in ("flash_attention_forward",
+                       "flash_attention_simple_forward"):
+            flops, _ = roofline.work(kernel, dict(
+                BH=2, rep=1, Sq=Sq, Sk=Sk, D=8, DV=8, causal=causal))
+            assert flops == 2 * pairs * per_pair, kernel
 
 
 def test_every_count_names_parameters_its_kernel_has():
