@@ -12,6 +12,18 @@ check runs in two steps, in two environments:
     python tests/nn/smollm2/outside_check.py transformers <gguf folder> <out>
     # 2. in the project's environment
     python tests/nn/smollm2/outside_check.py compare <gguf folder> <out>
+
+llama.cpp (llama-cpp-python, which ``make bench`` installs) reads the same
+file in the project's environment; its greedy tokens and first logits are
+compared with ours on every named prompt:
+
+    python tests/nn/smollm2/outside_check.py llama_cpp <gguf folder> -
+
+llama.cpp multiplies Q4_1 blocks by activations it rounds to 8 bits (its
+Q8_1 blocks), so its logits differ from a float32 forward pass by more
+than ours do: where two tokens are nearly tied, its greedy text can take
+the other one. The script prints the top five logits of both where the
+texts part.
 """
 
 import json
@@ -84,6 +96,53 @@ def compare(folder, out):
     print("hf stop ids:", hf.stop_ids, "gguf stop ids:", ours.stop_ids)
 
 
+def with_llama_cpp(folder, out):
+    import llama_cpp
+    import llama_cpp.llama as llama_module
+    from netcl_lite.nn import pretrained
+    defaults = llama_cpp.llama_model_default_params
+
+    def without_extra_buffers():      # its AMX repacking crashes in some VMs
+        params = defaults()
+        params.use_extra_bufts = False
+        return params
+
+    llama_module.llama_cpp.llama_model_default_params = without_extra_buffers
+    llm = llama_cpp.Llama(model_path=str(pathlib.Path(folder) / FILE),
+                          n_threads=2, n_ctx=1024, logits_all=True,
+                          verbose=False)
+    model, tok = pretrained("SmolLM2-135M-Instruct")
+    for name, p in PROMPTS.items():
+        ids = p["ids"]
+        llm.reset()
+        llm.eval(ids)
+        theirs_logits = np.array(llm.scores[len(ids) - 1])      # (V,)
+        mine_logits = model(np.array([ids], np.int32)).value.to_host()[0, -1]
+        mine = model.generate(ids, GREEDY, temperature=0.0, stop_ids=())
+        llm.reset()
+        theirs = []
+        for t in llm.generate(ids, temp=0.0, top_k=1, reset=True):
+            theirs.append(int(t))
+            if len(theirs) == GREEDY:
+                break
+        same = next((i for i, (a, b) in enumerate(zip(mine, theirs))
+                     if a != b), GREEDY)
+        print(f"{name} ({len(ids)} tokens): last position's max |logit "
+              f"difference| {np.abs(mine_logits - theirs_logits).max():.3g} "
+              f"(max |logit| {np.abs(mine_logits).max():.2f}); greedy "
+              f"tokens equal for {same} of {GREEDY}")
+        if same < GREEDY:
+            print("  ours:     ", repr(tok.decode(mine)))
+            print("  llama.cpp:", repr(tok.decode(theirs)))
+            if same == 0:
+                for who, lg in (("ours", mine_logits),
+                                ("llama.cpp", theirs_logits)):
+                    top = np.argsort(-lg)[:5]
+                    print(f"  top five, {who}:", [(tok.decode([int(t)]),
+                          round(float(lg[t]), 2)) for t in top])
+
+
 if __name__ == "__main__":
     step, folder, out = sys.argv[1], sys.argv[2], pathlib.Path(sys.argv[3])
-    {"transformers": with_transformers, "compare": compare}[step](folder, out)
+    {"transformers": with_transformers, "compare": compare,
+     "llama_cpp": with_llama_cpp}[step](folder, out)
