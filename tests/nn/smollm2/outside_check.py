@@ -23,7 +23,11 @@ llama.cpp multiplies Q4_1 blocks by activations it rounds to 8 bits (its
 Q8_1 blocks), so its logits differ from a float32 forward pass by more
 than ours do: where two tokens are nearly tied, its greedy text can take
 the other one. The script prints the top five logits of both where the
-texts part.
+texts part. ``llama_cpp_f32`` first writes the same weights, dequantised,
+as an F32 GGUF file into <out> (540 MB): llama.cpp then multiplies float
+by float, as we do, and near-ties no longer part the texts:
+
+    python tests/nn/smollm2/outside_check.py llama_cpp_f32 <gguf folder> <out>
 """
 
 import json
@@ -96,7 +100,38 @@ def compare(folder, out):
     print("hf stop ids:", hf.stop_ids, "gguf stop ids:", ours.stop_ids)
 
 
-def with_llama_cpp(folder, out):
+def write_f32(source, target):
+    """The GGUF file ``source`` with every tensor dequantised to F32."""
+    import gguf
+    reader = gguf.GGUFReader(source)
+    writer = gguf.GGUFWriter(target, arch="llama")
+    for key, field in reader.fields.items():
+        if key.startswith("GGUF.") or key == "general.architecture":
+            continue
+        value = field.contents()
+        if key == "general.file_type":
+            value = 0                                       # all F32
+        kind = field.types[0]
+        sub = field.types[-1] if kind == gguf.GGUFValueType.ARRAY else None
+        writer.add_key_value(key, value, kind, sub_type=sub)
+    for t in reader.tensors:
+        w = gguf.quants.dequantize(t.data, t.tensor_type)   # (rows, cols)
+        writer.add_tensor(t.name, np.ascontiguousarray(w, np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+
+def with_llama_cpp_f32(folder, out):
+    out.mkdir(parents=True, exist_ok=True)
+    target = out / "SmolLM2-135M-Instruct.F32.gguf"
+    if not target.exists():
+        write_f32(pathlib.Path(folder) / FILE, target)
+    with_llama_cpp(folder, out, llama_file=target)
+
+
+def with_llama_cpp(folder, out, llama_file=None):
     import llama_cpp
     import llama_cpp.llama as llama_module
     from netcl_lite.nn import pretrained
@@ -108,7 +143,9 @@ def with_llama_cpp(folder, out):
         return params
 
     llama_module.llama_cpp.llama_model_default_params = without_extra_buffers
-    llm = llama_cpp.Llama(model_path=str(pathlib.Path(folder) / FILE),
+    llama_file = llama_file or pathlib.Path(folder) / FILE
+    print("llama.cpp reads", pathlib.Path(llama_file).name)
+    llm = llama_cpp.Llama(model_path=str(llama_file),
                           n_threads=2, n_ctx=1024, logits_all=True,
                           verbose=False)
     model, tok = pretrained("SmolLM2-135M-Instruct")
@@ -145,4 +182,5 @@ def with_llama_cpp(folder, out):
 if __name__ == "__main__":
     step, folder, out = sys.argv[1], sys.argv[2], pathlib.Path(sys.argv[3])
     {"transformers": with_transformers, "compare": compare,
-     "llama_cpp": with_llama_cpp}[step](folder, out)
+     "llama_cpp": with_llama_cpp,
+     "llama_cpp_f32": with_llama_cpp_f32}[step](folder, out)
