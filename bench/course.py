@@ -68,13 +68,14 @@ def machine():
 
 
 def one_bar(cell):
-    """Whether a stored code cell shows one tqdm bar, drawn at most twice
-    (its start and its end: ``mininterval=float("inf")``) and ended once."""
+    """Whether a stored code cell shows one tqdm bar: at most two states
+    (its start and its end: ``mininterval=float("inf")``) on one line, as
+    tools/execute_chapters.py stores it (its last state only)."""
     text = "".join("".join(o.get("text", "")) for o in cell.get("outputs", [])
                    if o.get("name") == "stderr")
     bars = [line for line in re.split(r"[\r\n]", text) if "|" in line
             and re.search(r"\d+%\|", line)]
-    return 1 <= len(bars) <= 2 and text.count("\n") == 1
+    return 1 <= len(bars) <= 2 and text.rstrip("\n").count("\n") == 0
 
 
 def slow_cells(output, path):
