@@ -50,6 +50,7 @@ from netcl_lite.core.roofline import (copy_bandwidth, profile,  # noqa: E402
 from netcl_lite.core.tensor import Tensor  # noqa: E402
 from netcl_lite.functional.quantized import matvec  # noqa: E402
 from netcl_lite.nn.hub import fetch  # noqa: E402
+from llama_cpp_import import import_llama_cpp  # noqa: E402
 
 SETTLE = 0.1     # s; idle OpenBLAS/OpenMP threads spin this long before parking
 PROMPT = 512     # prefill tokens
@@ -153,24 +154,7 @@ def bench_prefill(queue, rounds):
 
 
 def llama_or_none():
-    try:
-        import llama_cpp
-        import llama_cpp.llama as llama_module
-    except ImportError:
-        return None
-    # On a CPU with AMX, llama.cpp repacks Q4_1 and Q8_0 weights for its AMX
-    # kernels by default ("extra buffer types"). In a VM that does not grant
-    # the AMX state, that crashed (SIGSEGV in the first eval): take the
-    # AVX-512 kernels instead.
-    defaults = llama_cpp.llama_model_default_params
-
-    def without_extra_buffers():
-        params = defaults()
-        params.use_extra_bufts = False
-        return params
-
-    llama_module.llama_cpp.llama_model_default_params = without_extra_buffers
-    return llama_cpp
+    return import_llama_cpp()
 
 
 def bench_llama(path, rounds):

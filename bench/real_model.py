@@ -58,6 +58,7 @@ from netcl_lite.core.roofline import (copy_bandwidth, profile,  # noqa: E402
                                       profiling_queue)
 from netcl_lite.nn import decode  # noqa: E402
 from netcl_lite.nn.gguf_loader import read_gguf  # noqa: E402
+from llama_cpp_import import import_llama_cpp  # noqa: E402
 from netcl_lite.nn.hub import fetch  # noqa: E402
 from netcl_lite.nn.kv_cache import KVCache  # noqa: E402
 from netcl_lite.nn.model import DecoderLM  # noqa: E402
@@ -134,24 +135,11 @@ class Llama:
 
 def llama_or_none(path, prompt, steps):
     """llama.cpp on the file, or None with the reason printed."""
-    try:
-        import llama_cpp
-        import llama_cpp.llama as llama_module
-    except ImportError:
+    llama_cpp = import_llama_cpp()
+    if llama_cpp is None:
         print("llama.cpp: skipped, llama_cpp does not import (make bench "
               "installs it from tools/llama_cpp_wheel.py when it can build)")
         return None
-    # On a CPU with AMX, llama.cpp repacks Q4_1 and Q8_0 weights for its AMX
-    # kernels ("extra buffer types"); in a VM that does not grant the AMX
-    # state that crashed (SIGSEGV in the first eval): take AVX-512 instead.
-    defaults = llama_cpp.llama_model_default_params
-
-    def without_extra_buffers():
-        params = defaults()
-        params.use_extra_bufts = False
-        return params
-
-    llama_module.llama_cpp.llama_model_default_params = without_extra_buffers
     llm = llama_cpp.Llama(model_path=str(path), n_threads=THREADS,
                           n_threads_batch=THREADS, n_batch=prompt,
                           n_ctx=prompt + steps + 8, verbose=False)

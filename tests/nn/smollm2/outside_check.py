@@ -132,17 +132,10 @@ def with_llama_cpp_f32(folder, out):
 
 
 def with_llama_cpp(folder, out, llama_file=None):
-    import llama_cpp
-    import llama_cpp.llama as llama_module
+    sys.path.insert(0, str(HERE.parents[2] / "bench"))
+    from llama_cpp_import import import_llama_cpp
     from netcl_lite.nn import pretrained
-    defaults = llama_cpp.llama_model_default_params
-
-    def without_extra_buffers():      # its AMX repacking crashes in some VMs
-        params = defaults()
-        params.use_extra_bufts = False
-        return params
-
-    llama_module.llama_cpp.llama_model_default_params = without_extra_buffers
+    llama_cpp = import_llama_cpp()        # its AMX repacking off
     llama_file = llama_file or pathlib.Path(folder) / FILE
     print("llama.cpp reads", pathlib.Path(llama_file).name)
     llm = llama_cpp.Llama(model_path=str(llama_file),
