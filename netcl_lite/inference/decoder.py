@@ -78,6 +78,25 @@ def check_batch(batch):
                          f"{batch!r}")
 
 
+def check_step(who, ids, B, V, position, limit):
+    """ids as a (B,) int32 array in [0, V), one step at ``position`` below
+    ``limit``, outside a Tape: a ValueError naming what is wrong otherwise.
+
+    >>> check_step("FusedDecoder", [3, 4], 2, 10, 0, 8)
+    array([3, 4], dtype=int32)
+    """
+    ids = np.ascontiguousarray(ids, dtype=np.int32).reshape(-1)
+    if ids.shape != (B,) or ids.min() < 0 or ids.max() >= V:
+        raise ValueError(f"{who}.step: expected {B} ids in [0, {V}), got "
+                         f"{ids.tolist()}")
+    if position >= limit:
+        raise ValueError(f"{who}.step: position {position} is past "
+                         f"max_seq_len {limit}")
+    if is_recording():
+        raise ValueError(f"{who} is for inference: close the Tape first")
+    return ids
+
+
 def check_weights(w):
     """The shapes decode.cl assumes, as a ValueError naming them."""
     V, D = w.emb.shape
@@ -168,15 +187,8 @@ class FusedDecoder:
     def step(self, ids):
         """ids (B,): one new token per sequence, at position ``length``
         -> the logits of the next position, a numpy (B, V) array."""
-        ids = np.ascontiguousarray(ids, dtype=np.int32).reshape(-1)
-        if ids.shape != (self.B,) or ids.min() < 0 or ids.max() >= self.V:
-            raise ValueError(f"FusedDecoder.step: expected {self.B} ids in "
-                             f"[0, {self.V}), got {ids.tolist()}")
-        if self.length >= self.T:
-            raise ValueError(f"FusedDecoder.step: position {self.length} is past "
-                             f"max_seq_len {self.T}")
-        if is_recording():
-            raise ValueError("FusedDecoder is for inference: close the Tape first")
+        ids = check_step("FusedDecoder", ids, self.B, self.V, self.length,
+                         self.T)
         queue, B, D, pos = self.queue, self.B, self.D, self.length
         H, HKV, dk, T = self.H, self.HKV, self.dk, self.T
         cl.enqueue_copy(queue, self.ids.buffer, ids)     # B ints, host -> device

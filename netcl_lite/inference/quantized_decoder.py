@@ -50,14 +50,13 @@ kv head of 16, SwiGLU 64, 50 tokens), after a prompt of one position:
 import numpy as np
 import pyopencl as cl
 
-from netcl_lite.autograd import is_recording
 from netcl_lite.core.quantized import QuantizedWeight
 from netcl_lite.core.tensor import INT, Tensor
 from netcl_lite.functional.flash_attention import check_window, score_scale
 from netcl_lite.functional.rope import rope_table
 from netcl_lite.inference import decode as float_kernels   # attention, copies
 from netcl_lite.inference import decode_quant as kernels   # decode_quant.cl
-from netcl_lite.inference.decoder import check_batch
+from netcl_lite.inference.decoder import check_batch, check_step
 
 MIN_POSITIONS = 64    # the cache's first size, at least
 
@@ -173,16 +172,8 @@ class QuantizedDecoder:
     def step(self, ids):
         """ids (B,): one new token per sequence, at position ``length``
         -> the logits of the next position, a numpy (B, V) array."""
-        ids = np.ascontiguousarray(ids, dtype=np.int32).reshape(-1)
-        if ids.shape != (self.B,) or ids.min() < 0 or ids.max() >= self.V:
-            raise ValueError(f"QuantizedDecoder.step: expected {self.B} ids in "
-                             f"[0, {self.V}), got {ids.tolist()}")
-        if self.length >= self.limit:
-            raise ValueError(f"QuantizedDecoder.step: position {self.length} "
-                             f"is past max_seq_len {self.limit}")
-        if is_recording():
-            raise ValueError("QuantizedDecoder is for inference: close the "
-                             "Tape first")
+        ids = check_step("QuantizedDecoder", ids, self.B, self.V, self.length,
+                         self.limit)
         if self.length >= self.T:
             self._grow(2 * self.T)
         w, B, pos = self.weights, self.B, self.length
