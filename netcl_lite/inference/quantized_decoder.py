@@ -47,7 +47,6 @@ kv head of 16, SwiGLU 64, 50 tokens), after a prompt of one position:
 (1, 50)
 """
 
-import numpy as np
 import pyopencl as cl
 
 from netcl_lite.core.quantized import QuantizedWeight
